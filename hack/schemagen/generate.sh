@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# make schema: for every release in schema/releases.txt, build the generator
+# against that k8s.io/kubernetes release and write what the kubelet knows into
+# schema/data/, and the kubelet's verdicts on the validation corpus into
+# testdata/reference/.
+# usage: generate.sh [MINOR ...]   (default: every release)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${SCHEMAGEN_BUILD:-$root/_build/schemagen}
+want=" $* "
+only=${SCHEMAGEN_ONLY:-} # "verdicts": regenerate only the reference verdicts
+while read -r minor release; do
+  case "$minor" in ''|\#*) continue ;; esac
+  [ -n "${want// /}" ] && [[ "$want" != *" $minor "* ]] && continue
+  dir=$build/$release
+  echo "schemagen: $release" >&2
+  "$root/hack/schemagen/prepare.sh" "$release" "$dir"
+  (cd "$dir" && go build -tags schemagen -o schemagen .)
+  types=$(cd "$dir" && go list -m -f '{{.Dir}}' k8s.io/kubelet)/config/v1beta1/types.go
+  if [ "$only" != verdicts ]; then
+    (cd "$dir" && ./schemagen schema "$types") > "$root/schema/data/v$minor.json.tmp"
+    mv "$root/schema/data/v$minor.json.tmp" "$root/schema/data/v$minor.json"
+  fi
+  mkdir -p "$root/testdata/reference"
+  (cd "$dir" && ./schemagen verdicts "$root/testdata/validate") > "$root/testdata/reference/verdicts-v$minor.json.tmp"
+  mv "$root/testdata/reference/verdicts-v$minor.json.tmp" "$root/testdata/reference/verdicts-v$minor.json"
+done < "$root/schema/releases.txt"

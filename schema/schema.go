@@ -1,0 +1,323 @@
+// Package schema holds what each supported kubelet minor version knows: its
+// KubeletConfiguration fields, the defaults it applies, its feature gates, its
+// command-line flags and the traits of its configuration loading. The data is
+// generated from the kubelet's own code by `make schema` (hack/schemagen) and
+// embedded; nothing here is typed by hand, and no other package knows versions.
+package schema
+
+import (
+	"bufio"
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	goversion "github.com/hashicorp/go-version"
+)
+
+//go:embed releases.txt data/*.json
+var files embed.FS
+
+// Field is one JSON path of the v1beta1 KubeletConfiguration. Paths of list
+// elements end in "[]" (registerWithTaints[].key), of map values in "{}".
+type Field struct {
+	Path    string `json:"path"`
+	Type    string `json:"type"`
+	Pointer bool   `json:"pointer,omitempty"`
+	Doc     string `json:"doc,omitempty"`
+}
+
+// Gate is a feature gate as the kubelet registers it.
+type Gate struct {
+	Name    string `json:"name"`
+	Default bool   `json:"default"`
+	Stage   string `json:"stage"` // ALPHA, BETA, GA, DEPRECATED
+	Locked  bool   `json:"locked,omitempty"`
+}
+
+// Flag is one kubelet command-line flag. Field is the JSON path of the
+// configuration field it sets, or empty for a flag with no config field.
+type Flag struct {
+	Name        string `json:"name"`
+	Shorthand   string `json:"shorthand,omitempty"`
+	Type        string `json:"type"`
+	Default     string `json:"default"`
+	NoOptDefVal string `json:"noOptDefVal,omitempty"`
+	Deprecated  string `json:"deprecated,omitempty"`
+	Hidden      bool   `json:"hidden,omitempty"`
+	Field       string `json:"field,omitempty"`
+	Usage       string `json:"usage"`
+}
+
+// GatedDefault: when Gate is set to Enabled (the opposite of its default), the
+// defaulting code fills Values (top-level field → value) instead.
+type GatedDefault struct {
+	Gate    string          `json:"gate"`
+	Enabled bool            `json:"enabled"`
+	Values  json.RawMessage `json:"values"`
+}
+
+// MergeVariant names how a kubelet release merges --config-dir drop-ins.
+type MergeVariant string
+
+const (
+	// LoadAndCopy (1.28): each drop-in is loaded and defaulted like a main
+	// config file, then copied over the base.
+	LoadAndCopy MergeVariant = "load-and-copy"
+	// InternalMergePatch (1.29–1.31): RFC 7386 merge patches onto the JSON of
+	// the internal configuration.
+	InternalMergePatch MergeVariant = "internal-merge-patch"
+	// VersionedMergePatch (1.32+): merge patches onto the v1beta1 JSON, then
+	// non-strict decoding and defaulting.
+	VersionedMergePatch MergeVariant = "versioned-merge-patch"
+)
+
+type data struct {
+	Fields        []Field           `json:"fields"`
+	Defaults      json.RawMessage   `json:"defaults"`
+	FlagsBaseline json.RawMessage   `json:"flagsBaseline"`
+	GatedDefaults []GatedDefault    `json:"gatedDefaults"`
+	FeatureGates  []Gate            `json:"featureGates"`
+	Flags         []Flag            `json:"flags"`
+	Behaviour     map[string]string `json:"behaviour"`
+	PathFields    []string          `json:"pathFields"`
+}
+
+// Version is one supported kubelet minor version.
+type Version struct {
+	Minor   string // "1.37"
+	Release string // the k8s.io/kubernetes release the data was read from
+
+	once   sync.Once
+	err    error
+	d      data
+	fields map[string]*Field
+	gates  map[string]*Gate
+	flags  map[string]*Flag
+}
+
+var (
+	releasesOnce sync.Once
+	releases     []*Version
+)
+
+func all() []*Version {
+	releasesOnce.Do(func() {
+		raw, err := files.ReadFile("releases.txt")
+		if err != nil {
+			panic(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			parts := strings.Fields(line)
+			releases = append(releases, &Version{Minor: parts[0], Release: parts[1]})
+		}
+		sort.Slice(releases, func(i, j int) bool { return minorLess(releases[i].Minor, releases[j].Minor) })
+	})
+	return releases
+}
+
+func minorLess(a, b string) bool {
+	va, _ := goversion.NewVersion(a)
+	vb, _ := goversion.NewVersion(b)
+	return va.LessThan(vb)
+}
+
+// Supported lists the supported minors, oldest first.
+func Supported() []string {
+	var out []string
+	for _, v := range all() {
+		out = append(out, v.Minor)
+	}
+	return out
+}
+
+// Versions returns every supported version, oldest first.
+func Versions() []*Version { return all() }
+
+// Newest is the newest supported version.
+func Newest() *Version { v := all(); return v[len(v)-1] }
+
+// Resolve accepts "1.31", "v1.31.4" or "1.31.4" and returns that minor.
+func Resolve(s string) (*Version, error) {
+	in := strings.TrimSpace(s)
+	parsed, err := goversion.NewVersion(strings.TrimPrefix(in, "v"))
+	if err != nil || len(parsed.Segments()) < 2 {
+		return nil, fmt.Errorf("kubelet version %q: not a version like 1.31, 1.31.4 or v1.31.4", s)
+	}
+	seg := parsed.Segments()
+	minor := fmt.Sprintf("%d.%d", seg[0], seg[1])
+	for _, v := range all() {
+		if v.Minor == minor {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("kubelet version %s is not supported; supported: %s", s, strings.Join(Supported(), ", "))
+}
+
+func (v *Version) load() error {
+	v.once.Do(func() {
+		raw, err := files.ReadFile("data/v" + v.Minor + ".json")
+		if err != nil {
+			v.err = fmt.Errorf("schema data for kubelet %s: %w", v.Minor, err)
+			return
+		}
+		if err := json.Unmarshal(raw, &v.d); err != nil {
+			v.err = fmt.Errorf("schema data for kubelet %s: %w", v.Minor, err)
+			return
+		}
+		v.fields = make(map[string]*Field, len(v.d.Fields))
+		for i := range v.d.Fields {
+			v.fields[v.d.Fields[i].Path] = &v.d.Fields[i]
+		}
+		v.gates = make(map[string]*Gate, len(v.d.FeatureGates))
+		for i := range v.d.FeatureGates {
+			v.gates[v.d.FeatureGates[i].Name] = &v.d.FeatureGates[i]
+		}
+		v.flags = make(map[string]*Flag, len(v.d.Flags))
+		for i := range v.d.Flags {
+			v.flags[v.d.Flags[i].Name] = &v.d.Flags[i]
+		}
+	})
+	return v.err
+}
+
+func (v *Version) mustLoad() {
+	if err := v.load(); err != nil {
+		// The data is embedded at build time; failing to read it is a build defect.
+		panic(err)
+	}
+}
+
+func (v *Version) String() string { return v.Minor }
+
+// AtLeast reports whether v is minor or newer.
+func (v *Version) AtLeast(minor string) bool { return !minorLess(v.Minor, minor) }
+
+// Fields lists every field path this version has.
+func (v *Version) Fields() []Field { v.mustLoad(); return v.d.Fields }
+
+// Field looks a JSON path up ("authentication.webhook.cacheTTL").
+func (v *Version) Field(path string) (Field, bool) {
+	v.mustLoad()
+	f, ok := v.fields[path]
+	if !ok {
+		return Field{}, false
+	}
+	return *f, true
+}
+
+// Defaults is the configuration this version runs with when given a --config
+// file that sets nothing (v1beta1 JSON, as /configz would serve it).
+func (v *Version) Defaults() json.RawMessage { v.mustLoad(); return v.d.Defaults }
+
+// FlagsBaseline is the configuration the kubelet starts from when it has no
+// --config file: the legacy flag defaults.
+func (v *Version) FlagsBaseline() json.RawMessage { v.mustLoad(); return v.d.FlagsBaseline }
+
+// GatedDefaults lists defaults that depend on feature gates.
+func (v *Version) GatedDefaults() []GatedDefault { v.mustLoad(); return v.d.GatedDefaults }
+
+// Gates lists the feature gates of this version, by name.
+func (v *Version) Gates() []Gate { v.mustLoad(); return v.d.FeatureGates }
+
+// Gate looks a feature gate up by its exact name.
+func (v *Version) Gate(name string) (Gate, bool) {
+	v.mustLoad()
+	g, ok := v.gates[name]
+	if !ok {
+		return Gate{}, false
+	}
+	return *g, true
+}
+
+// Flags lists the kubelet's command-line flags, by name.
+func (v *Version) Flags() []Flag { v.mustLoad(); return v.d.Flags }
+
+// Flag looks a flag up by its normalized name (underscores as dashes).
+func (v *Version) Flag(name string) (Flag, bool) {
+	v.mustLoad()
+	f, ok := v.flags[strings.ReplaceAll(name, "_", "-")]
+	if !ok {
+		return Flag{}, false
+	}
+	return *f, true
+}
+
+// FlagForField returns the flag that sets a config field, if there is one.
+func (v *Version) FlagForField(path string) (Flag, bool) {
+	v.mustLoad()
+	for _, f := range v.d.Flags {
+		if f.Field == path {
+			return f, true
+		}
+	}
+	return Flag{}, false
+}
+
+// PathFields lists the fields whose relative paths the kubelet resolves
+// against the directory of the --config file.
+func (v *Version) PathFields() []string { v.mustLoad(); return v.d.PathFields }
+
+// DropinMerge is how this version merges --config-dir drop-ins.
+func (v *Version) DropinMerge() MergeVariant {
+	v.mustLoad()
+	return MergeVariant(v.d.Behaviour["dropinMerge"])
+}
+
+// DropinEnv names the environment variable that must be set for --config-dir
+// to be accepted, or "" when none is needed.
+func (v *Version) DropinEnv() string { v.mustLoad(); return v.d.Behaviour["dropinEnv"] }
+
+// MergesDefaultEvictionSettings reports whether the version has the
+// mergeDefaultEvictionSettings field.
+func (v *Version) MergesDefaultEvictionSettings() bool {
+	v.mustLoad()
+	return v.d.Behaviour["mergeDefaultEvictionSettings"] == "true"
+}
+
+// FieldAddedIn returns the oldest supported version that has the field path,
+// or "" when none has it.
+func FieldAddedIn(path string) string {
+	for _, v := range all() {
+		if _, ok := v.Field(path); ok {
+			return v.Minor
+		}
+	}
+	return ""
+}
+
+// FieldRemovedIn returns the first version after one that had the field and
+// does not have it any more, or "".
+func FieldRemovedIn(path string) string {
+	had := false
+	for _, v := range all() {
+		_, ok := v.Field(path)
+		if had && !ok {
+			return v.Minor
+		}
+		had = had || ok
+	}
+	return ""
+}
+
+// FlagRemovedIn returns the first supported version without a flag that an
+// older supported version had, or "".
+func FlagRemovedIn(name string) string {
+	had := false
+	for _, v := range all() {
+		_, ok := v.Flag(name)
+		if had && !ok {
+			return v.Minor
+		}
+		had = had || ok
+	}
+	return ""
+}
