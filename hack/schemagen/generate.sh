@@ -8,7 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${SCHEMAGEN_BUILD:-$root/_build/schemagen}
 want=" $* "
-only=${SCHEMAGEN_ONLY:-} # "verdicts": regenerate only the reference verdicts
+only=${SCHEMAGEN_ONLY:-} # "verdicts": only the reference verdicts; "build": only build the generators
 while read -r minor release; do
   case "$minor" in ''|\#*) continue ;; esac
   [ -n "${want// /}" ] && [[ "$want" != *" $minor "* ]] && continue
@@ -16,6 +16,7 @@ while read -r minor release; do
   echo "schemagen: $release" >&2
   "$root/hack/schemagen/prepare.sh" "$release" "$dir"
   (cd "$dir" && go build -tags schemagen -o schemagen .)
+  [ "$only" = build ] && continue
   types=$(cd "$dir" && go list -m -f '{{.Dir}}' k8s.io/kubelet)/config/v1beta1/types.go
   if [ "$only" != verdicts ]; then
     (cd "$dir" && ./schemagen schema "$types") > "$root/schema/data/v$minor.json.tmp"

@@ -205,13 +205,13 @@ func fields(t reflect.Type, prefix string) []Field {
 		f := Field{Path: path, Type: typeName(ft), Pointer: ptr, GoStruct: t.Name(), GoName: sf.Name}
 		out = append(out, f)
 		switch {
-		case isLeaf(ft):
-		case ft.Kind() == reflect.Struct:
-			out = append(out, fields(ft, path)...)
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && !isLeaf(ft.Elem()):
 			out = append(out, fields(ft.Elem(), path+"[]")...)
 		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct && !isLeaf(ft.Elem()):
 			out = append(out, fields(ft.Elem(), path+"{}")...)
+		case isLeaf(ft):
+		case ft.Kind() == reflect.Struct:
+			out = append(out, fields(ft, path)...)
 		}
 	}
 	return out

@@ -1,0 +1,248 @@
+// Package config reads KubeletConfiguration documents strictly, with the
+// position of every key, and applies a kubelet version's defaults to them.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+	"k8s.io/kubelet/config/v1beta1"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+const (
+	APIVersion = "kubelet.config.k8s.io/v1beta1"
+	Kind       = "KubeletConfiguration"
+)
+
+// Problem is something wrong (or, as a warning, suspicious) in a document.
+type Problem struct {
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+	Warning bool   `json:"-"`
+}
+
+func (p Problem) Error() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+			if p.Column > 0 {
+				fmt.Fprintf(&b, ":%d", p.Column)
+			}
+		}
+		b.WriteString(": ")
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Position is where a key stands in its file.
+type Position struct {
+	Line, Column int
+}
+
+// Document is a decoded KubeletConfiguration file.
+type Document struct {
+	File   string
+	Config *v1beta1.KubeletConfiguration
+	// JSON is the document as the kubelet converts it (YAML 1.1 rules, the last
+	// of duplicate keys winning), before decoding into the typed config.
+	JSON []byte
+	// Keys holds the position of every key, by JSON path ("evictionHard",
+	// "authentication.webhook.enabled", "registerWithTaints[0].key").
+	Keys map[string]Position
+	// Problems are the errors and warnings found; the document decoded anyway.
+	Problems []Problem
+}
+
+// Errors returns the problems that are not warnings.
+func (d *Document) Errors() []Problem {
+	var out []Problem
+	for _, p := range d.Problems {
+		if !p.Warning {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Warnings returns the problems that are warnings.
+func (d *Document) Warnings() []Problem {
+	var out []Problem
+	for _, p := range d.Problems {
+		if p.Warning {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// DecodeOptions tune Decode.
+type DecodeOptions struct {
+	File    string          // named in every problem
+	Version *schema.Version // whose fields are known; the newest when nil
+	// AllowUnknownFields reports unknown fields as warnings, not errors.
+	AllowUnknownFields bool
+}
+
+// Decode reads a YAML or JSON KubeletConfiguration. A document that cannot be
+// read at all (not YAML, not a mapping, a type that does not fit a field) is an
+// error; anything else wrong is listed in Document.Problems.
+func Decode(data []byte, opts DecodeOptions) (*Document, error) {
+	v := opts.Version
+	if v == nil {
+		v = schema.Newest()
+	}
+	doc := &Document{File: opts.File, Keys: map[string]Position{}}
+	fail := func(line, col int, field, format string, args ...any) error {
+		return Problem{File: opts.File, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fail(0, 0, "", "the file is empty (the kubelet refuses an empty config file)")
+	}
+	var root yamlv3.Node
+	if err := yamlv3.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(opts.File, err)
+	}
+	if root.Kind != yamlv3.DocumentNode || len(root.Content) == 0 {
+		return nil, fail(0, 0, "", "the file holds no YAML document")
+	}
+	top := root.Content[0]
+	if top.Kind != yamlv3.MappingNode {
+		return nil, fail(top.Line, top.Column, "", "the document is a %s, not a mapping of KubeletConfiguration fields", nodeKind(top))
+	}
+	w := walker{doc: doc, v: v, children: childIndex(v), allowUnknown: opts.AllowUnknownFields}
+	w.mapping(top, "")
+
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, yamlError(opts.File, err)
+	}
+	doc.JSON = js
+	if err := checkTypeMeta(doc, top); err != nil {
+		return nil, err
+	}
+	cfg := &v1beta1.KubeletConfiguration{}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, cfg); err != nil {
+		return nil, doc.typeError(err)
+	}
+	// Keep only what this kubelet version knows: it drops the rest.
+	var obj map[string]any
+	if err := json.Unmarshal(js, &obj); err != nil {
+		return nil, doc.typeError(err)
+	}
+	prune(obj, v)
+	pruned, _ := json.Marshal(obj)
+	cfg = &v1beta1.KubeletConfiguration{}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(pruned, cfg); err != nil {
+		return nil, doc.typeError(err)
+	}
+	doc.Config = cfg
+	sort.SliceStable(doc.Problems, func(i, j int) bool { return doc.Problems[i].Line < doc.Problems[j].Line })
+	return doc, nil
+}
+
+func checkTypeMeta(doc *Document, top *yamlv3.Node) error {
+	var missing []string
+	for _, want := range [][2]string{{"apiVersion", APIVersion}, {"kind", Kind}} {
+		val := lookup(top, want[0])
+		switch {
+		case val == nil:
+			missing = append(missing, want[0])
+		case val.Value != want[1]:
+			return Problem{File: doc.File, Line: val.Line, Column: val.Column, Field: want[0],
+				Message: fmt.Sprintf("is %q, must be %q", val.Value, want[1])}
+		}
+	}
+	if len(missing) > 0 {
+		return Problem{File: doc.File, Message: fmt.Sprintf("%s missing: a KubeletConfiguration file must say apiVersion: %s and kind: %s",
+			strings.Join(missing, " and "), APIVersion, Kind)}
+	}
+	return nil
+}
+
+func lookup(m *yamlv3.Node, key string) *yamlv3.Node {
+	var found *yamlv3.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			found = m.Content[i+1] // the last duplicate wins, as in the kubelet
+		}
+	}
+	return found
+}
+
+func (d *Document) typeError(err error) error {
+	var te interface{ Error() string }
+	te = err
+	msg := te.Error()
+	field := ""
+	// encoding/json style: "json: cannot unmarshal X into Go struct field T.a.b of type Y"
+	if i := strings.Index(msg, "Go struct field "); i >= 0 {
+		rest := msg[i+len("Go struct field "):]
+		if j := strings.Index(rest, " of type "); j >= 0 {
+			name := rest[:j]
+			if k := strings.Index(name, "."); k >= 0 {
+				name = name[k+1:]
+			}
+			field = name
+			what := strings.TrimPrefix(msg[:i], "json: ")
+			what = strings.TrimSuffix(strings.TrimSpace(what), " into")
+			msg = fmt.Sprintf("%s: want %s", what, rest[j+len(" of type "):])
+		}
+	}
+	p := Problem{File: d.File, Field: field, Message: msg}
+	if pos, ok := d.Keys[field]; ok {
+		p.Line, p.Column = pos.Line, pos.Column
+	}
+	return p
+}
+
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	line := 0
+	// yaml.v2/v3 errors read "yaml: line N: ...".
+	if rest, ok := strings.CutPrefix(strings.TrimPrefix(msg, "error converting YAML to JSON: "), "yaml: line "); ok {
+		if i := strings.Index(rest, ":"); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil {
+				line = n
+				msg = strings.TrimSpace(rest[i+1:])
+			}
+		}
+	}
+	return Problem{File: file, Line: line, Message: "not valid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}
+
+func nodeKind(n *yamlv3.Node) string {
+	switch n.Kind {
+	case yamlv3.SequenceNode:
+		return "list"
+	case yamlv3.ScalarNode:
+		return "scalar"
+	case yamlv3.AliasNode:
+		return "alias"
+	}
+	return "mapping"
+}
+
+// IsProblem reports whether err is a Problem (bad input, as opposed to I/O).
+func IsProblem(err error) bool {
+	var p Problem
+	return errors.As(err, &p)
+}

@@ -1,0 +1,183 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// Default returns a copy of cfg with the defaults kubelet v applies to a
+// --config file: its v1beta1 defaulting, then the eviction defaults it adds
+// after loading. cfg must hold only fields v knows (Decode sees to that).
+func Default(cfg *v1beta1.KubeletConfiguration, v *schema.Version) *v1beta1.KubeletConfiguration {
+	def, err := defaultsFor(v, v.Defaults(), cfg.FeatureGates)
+	if err != nil {
+		// The embedded defaults are generated from the kubelet's own output and
+		// decode by construction; failing here is a build defect.
+		panic(err)
+	}
+	out := cfg.DeepCopy()
+	fill(reflect.ValueOf(out).Elem(), reflect.ValueOf(def).Elem())
+	dependentDefaults(out, cfg)
+	if cfg.EvictionHard != nil && v.MergesDefaultEvictionSettings() &&
+		cfg.MergeDefaultEvictionSettings != nil && *cfg.MergeDefaultEvictionSettings {
+		for k, val := range def.EvictionHard {
+			if _, ok := out.EvictionHard[k]; !ok {
+				out.EvictionHard[k] = val
+			}
+		}
+	}
+	return out
+}
+
+// FlagsBaseline is the configuration kubelet v starts from without --config.
+func FlagsBaseline(v *schema.Version) *v1beta1.KubeletConfiguration {
+	cfg := &v1beta1.KubeletConfiguration{}
+	if err := json.Unmarshal(v.FlagsBaseline(), cfg); err != nil {
+		panic(fmt.Sprintf("embedded flags baseline of kubelet %s: %v", v.Minor, err))
+	}
+	return cfg
+}
+
+// defaultsFor decodes a version's defaults with the gate-dependent ones that
+// apply under the given feature gates.
+func defaultsFor(v *schema.Version, base json.RawMessage, gates map[string]bool) (*v1beta1.KubeletConfiguration, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(base, &m); err != nil {
+		return nil, err
+	}
+	for _, gd := range v.GatedDefaults() {
+		g, _ := v.Gate(gd.Gate)
+		on := g.Default
+		if set, ok := gates[gd.Gate]; ok {
+			on = set
+		}
+		if on != gd.Enabled {
+			continue
+		}
+		var vals map[string]json.RawMessage
+		if err := json.Unmarshal(gd.Values, &vals); err != nil {
+			return nil, err
+		}
+		for k, val := range vals {
+			if string(val) == "null" {
+				delete(m, k)
+			} else {
+				m[k] = val
+			}
+		}
+	}
+	merged, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	def := &v1beta1.KubeletConfiguration{}
+	return def, json.Unmarshal(merged, def)
+}
+
+var durationType = reflect.TypeOf(metav1.Duration{})
+
+// fill sets every unset field of dst from def. Unset is what the kubelet's
+// v1beta1 defaulting tests: a nil pointer, map or slice, or a zero value of a
+// field that is not a pointer. Nested structs are filled field by field.
+func fill(dst, def reflect.Value) {
+	for i := 0; i < dst.NumField(); i++ {
+		if !dst.Type().Field(i).IsExported() {
+			continue
+		}
+		d, s := dst.Field(i), def.Field(i)
+		switch {
+		case d.Kind() == reflect.Pointer && d.IsNil():
+			d.Set(s)
+		case d.Kind() == reflect.Pointer && isNested(d.Type().Elem()) && !s.IsNil():
+			fill(d.Elem(), s.Elem())
+		case d.Kind() == reflect.Struct && isNested(d.Type()):
+			fill(d, s)
+		case d.IsZero():
+			d.Set(s) // def is decoded afresh for every call: sharing is safe
+		}
+	}
+}
+
+// isNested tells structs whose fields default one by one from leaf values
+// (durations, quantities and other types with their own JSON form).
+func isNested(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct || t == durationType {
+		return false
+	}
+	_, custom := reflect.PointerTo(t).MethodByName("UnmarshalJSON")
+	return !custom
+}
+
+// dependentDefaults are the defaults the kubelet derives from other fields.
+func dependentDefaults(out, in *v1beta1.KubeletConfiguration) {
+	// nodeStatusReportFrequency follows an explicitly set nodeStatusUpdateFrequency.
+	if in.NodeStatusReportFrequency.Duration == 0 && in.NodeStatusUpdateFrequency.Duration != 0 {
+		out.NodeStatusReportFrequency = in.NodeStatusUpdateFrequency
+	}
+	// serializeImagePulls is false when maxParallelImagePulls allows parallel pulls.
+	if in.SerializeImagePulls == nil && in.MaxParallelImagePulls != nil && *in.MaxParallelImagePulls >= 2 {
+		f := false
+		out.SerializeImagePulls = &f
+	}
+}
+
+// ResolvePaths returns cfg with the relative paths of the fields kubelet v
+// resolves made absolute against dir, the directory of the --config file.
+func ResolvePaths(cfg *v1beta1.KubeletConfiguration, v *schema.Version, dir string) *v1beta1.KubeletConfiguration {
+	out := cfg.DeepCopy()
+	for _, path := range v.PathFields() {
+		if p := stringField(out, path); p != nil && *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	return out
+}
+
+// stringField finds the string field at a JSON path of the config.
+func stringField(cfg *v1beta1.KubeletConfiguration, path string) *string {
+	cur := reflect.ValueOf(cfg).Elem()
+	for _, part := range strings.Split(path, ".") {
+		next, ok := fieldByJSONName(cur, part)
+		if !ok {
+			return nil
+		}
+		cur = next
+	}
+	if cur.Kind() != reflect.String || !cur.CanAddr() {
+		return nil
+	}
+	return cur.Addr().Interface().(*string)
+}
+
+func fieldByJSONName(v reflect.Value, name string) (reflect.Value, bool) {
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return reflect.Value{}, false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+		if tag == name {
+			return v.Field(i), true
+		}
+		if t.Field(i).Anonymous && tag == "" {
+			if f, ok := fieldByJSONName(v.Field(i), name); ok {
+				return f, true
+			}
+		}
+	}
+	return reflect.Value{}, false
+}

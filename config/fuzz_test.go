@@ -1,0 +1,45 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+func FuzzDecode(f *testing.F) {
+	for _, seed := range []string{
+		header + "maxPods: 10\n",
+		header + "evictionHard:\n  memory.available: 1Gi\n",
+		header + "registerWithTaints:\n- key: a\n  effect: NoSchedule\n",
+		header + "a: &x {b: 1}\nc: *x\n<<: *x\n",
+		`{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration","logging":{"format":"json"}}`,
+		"- 1\n",
+		"",
+	} {
+		f.Add([]byte(seed))
+	}
+	v := schema.Newest()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := Decode(data, DecodeOptions{File: "fuzz.yaml", Version: v})
+		if err != nil {
+			if !IsProblem(err) {
+				t.Fatalf("error is not a Problem: %v", err)
+			}
+			return
+		}
+		// Anything that decodes must default and render without panicking,
+		// and rendering must be stable.
+		eff := Default(doc.Config, v)
+		a, err := JSON(eff, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := JSON(Default(eff, v), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(a) != string(b) {
+			t.Fatalf("defaulting is not idempotent:\n%s\n%s", a, b)
+		}
+	})
+}

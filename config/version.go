@@ -1,0 +1,72 @@
+package config
+
+import (
+	"encoding/json"
+	"strings"
+
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// prune drops from a JSON object every key that kubelet v does not know, as
+// the kubelet's own decoding does, so the typed config holds only v's fields.
+func prune(obj map[string]any, v *schema.Version) {
+	pruneAt(obj, "", childIndex(v))
+}
+
+func pruneAt(obj map[string]any, path string, idx map[string]map[string]schema.Field) {
+	known := idx[path]
+	for k, val := range obj {
+		if path == "" && (k == "apiVersion" || k == "kind") {
+			continue
+		}
+		f, ok := known[k]
+		if !ok {
+			delete(obj, k)
+			continue
+		}
+		child := join(path, k)
+		switch x := val.(type) {
+		case map[string]any:
+			if f.Type == "object" {
+				pruneAt(x, child, idx)
+			}
+		case []any:
+			if strings.HasPrefix(f.Type, "[]") && idx[child+"[]"] != nil {
+				for _, item := range x {
+					if m, ok := item.(map[string]any); ok {
+						pruneAt(m, child+"[]", idx)
+					}
+				}
+			}
+		}
+	}
+}
+
+// JSON renders cfg as kubelet v would serve it on /configz: v1beta1 JSON with
+// only the fields v has.
+func JSON(cfg *v1beta1.KubeletConfiguration, v *schema.Version) ([]byte, error) {
+	m, err := ToMap(cfg, v)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// ToMap is JSON as a generic map.
+func ToMap(cfg *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]any, error) {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	prune(m, v)
+	// The kubelet serves the converted object, which carries no type meta.
+	delete(m, "apiVersion")
+	delete(m, "kind")
+	return m, nil
+}
