@@ -44,6 +44,7 @@ type Flag struct {
 	Name        string `json:"name"`
 	Shorthand   string `json:"shorthand,omitempty"`
 	Type        string `json:"type"`
+	GoType      string `json:"goType"` // the kubelet's flag value type, e.g. *flag.LangleSeparatedMapStringString
 	Default     string `json:"default"`
 	NoOptDefVal string `json:"noOptDefVal,omitempty"`
 	Deprecated  string `json:"deprecated,omitempty"`
@@ -320,4 +321,31 @@ func FlagRemovedIn(name string) string {
 		had = had || ok
 	}
 	return ""
+}
+
+// CheckGates checks feature gate settings as the kubelet's feature gate does
+// when it takes them: every unknown gate and every locked gate set to the
+// other value is an error, in the kubelet's words, sorted.
+func (v *Version) CheckGates(set map[string]bool) []string {
+	v.mustLoad()
+	var errs []string
+	for name, on := range set {
+		g, ok := v.gates[name]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Sprintf("unrecognized feature gate: %s", name))
+		case g.Locked && g.Default != on:
+			errs = append(errs, fmt.Sprintf("cannot set feature gate %v to %v, feature is locked to %v", name, on, g.Default))
+		}
+	}
+	sort.Strings(errs)
+	return errs
+}
+
+// DefaultingChecksGates reports whether this version's defaulting takes the
+// config's feature gates itself: then a bad gate makes the kubelet panic while
+// loading its config file instead of failing with an error.
+func (v *Version) DefaultingChecksGates() bool {
+	v.mustLoad()
+	return v.d.Behaviour["defaultingChecksGates"] == "true"
 }

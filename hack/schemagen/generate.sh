@@ -25,4 +25,6 @@ while read -r minor release; do
   mkdir -p "$root/testdata/reference"
   (cd "$dir" && ./schemagen verdicts "$root/testdata/validate") > "$root/testdata/reference/verdicts-v$minor.json.tmp"
   mv "$root/testdata/reference/verdicts-v$minor.json.tmp" "$root/testdata/reference/verdicts-v$minor.json"
+  (cd "$dir" && ./schemagen scenarios "$root/testdata/effective/scenarios") > "$root/testdata/effective/reference-v$minor.json.tmp"
+  mv "$root/testdata/effective/reference-v$minor.json.tmp" "$root/testdata/effective/reference-v$minor.json"
 done < "$root/schema/releases.txt"

@@ -7,6 +7,8 @@
 //	schemagen schema KUBELET_TYPES_GO > v1.NN.json
 //	schemagen verdicts CORPUS_DIR > verdicts.json
 //	schemagen case FILE         (one corpus case; run in a fresh process)
+//	schemagen scenarios DIR > effective.json
+//	schemagen scenario DIR      (one scenario; run in a fresh process)
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +55,10 @@ func main() {
 		out, err = verdicts(os.Args[2])
 	case "case":
 		out = runCase(os.Args[2])
+	case "scenarios":
+		out, err = scenarios(os.Args[2])
+	case "scenario":
+		out = runScenario(os.Args[2])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -106,9 +113,12 @@ type Gate struct {
 }
 
 type Flag struct {
-	Name        string `json:"name"`
-	Shorthand   string `json:"shorthand,omitempty"`
-	Type        string `json:"type"`
+	Name      string `json:"name"`
+	Shorthand string `json:"shorthand,omitempty"`
+	Type      string `json:"type"`
+	// GoType is the flag value's Go type: it tells the syntaxes apart that
+	// share a Type (mapStringString is k=v for some flags, k<v for others).
+	GoType      string `json:"goType"`
 	Default     string `json:"default"`
 	NoOptDefVal string `json:"noOptDefVal,omitempty"`
 	Deprecated  string `json:"deprecated,omitempty"`
@@ -172,6 +182,13 @@ func behaviour() (map[string]string, error) {
 		b["dropinMerge"] = "versioned-merge-patch"
 	default:
 		b["dropinMerge"] = "internal-merge-patch"
+	}
+	defaults, err := os.ReadFile(filepath.Join(kubernetesDir(), "pkg/kubelet/apis/config/v1beta1/defaults.go"))
+	if err != nil {
+		return nil, err
+	}
+	if strings.Contains(string(defaults), "SetFromMap(obj.FeatureGates)") {
+		b["defaultingChecksGates"] = "true"
 	}
 	if _, ok := reflect.TypeOf(kubeletconfig.KubeletConfiguration{}).FieldByName("MergeDefaultEvictionSettings"); ok {
 		b["mergeDefaultEvictionSettings"] = "true"
@@ -475,7 +492,7 @@ func flags() ([]Flag, error) {
 	var out []Flag
 	var unmapped []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		fl := Flag{Name: f.Name, Shorthand: f.Shorthand, Type: f.Value.Type(), Default: f.DefValue,
+		fl := Flag{Name: f.Name, Shorthand: f.Shorthand, Type: f.Value.Type(), GoType: fmt.Sprintf("%T", f.Value), Default: f.DefValue,
 			NoOptDefVal: f.NoOptDefVal, Deprecated: f.Deprecated, Hidden: f.Hidden, Usage: f.Usage}
 		if goPath := match(reflect.ValueOf(f.Value), addrs); goPath != "" {
 			// A flag may write inside a leaf type (logging.flushFrequency's
@@ -695,4 +712,134 @@ func splitAggregate(err error) []string {
 		return out
 	}
 	return []string{err.Error()}
+}
+
+// Effective is what the kubelet makes of a whole setup: its command line,
+// --config file and --config-dir drop-ins.
+type Effective struct {
+	Error     string          `json:"error,omitempty"`
+	Panic     bool            `json:"panic,omitempty"`
+	Effective json.RawMessage `json:"effective,omitempty"`
+}
+
+// scenarios runs every subdirectory of dir as a scenario, each in its own
+// process. A scenario holds "args" (one kubelet argument per line, paths
+// relative to the scenario), optionally "env" (KEY=VALUE lines for the
+// kubelet's environment), and the files the arguments name.
+func scenarios(dir string) (map[string]Effective, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	b, err := behaviour()
+	if err != nil {
+		return nil, err
+	}
+	env := b["dropinEnv"]
+	out := map[string]Effective{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sdir := filepath.Join(dir, e.Name())
+		cmd := exec.Command(self, "scenario", sdir)
+		cmd.Dir = sdir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "SCHEMAGEN_DROPIN_ENV=" + env}
+		if extra, err := os.ReadFile(filepath.Join(sdir, "env")); err == nil {
+			for _, l := range strings.Split(strings.TrimSpace(string(extra)), "\n") {
+				if l != "" {
+					cmd.Env = append(cmd.Env, l)
+				}
+			}
+		}
+		cmd.Stderr = io.Discard
+		data, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", sdir, err)
+		}
+		data = bytes.ReplaceAll(data, []byte(sdir), []byte("$SCENARIO"))
+		var eff Effective
+		if err := json.Unmarshal(data, &eff); err != nil {
+			return nil, fmt.Errorf("%s: %v", sdir, err)
+		}
+		out[e.Name()] = eff
+	}
+	return out, nil
+}
+
+// runScenario follows the kubelet command's start-up up to its effective
+// configuration, calling the kubelet's own functions at every step.
+func runScenario(dir string) (eff Effective) {
+	defer func() {
+		if r := recover(); r != nil {
+			eff = Effective{Panic: true, Error: fmt.Sprint(r)}
+		}
+	}()
+	raw, err := os.ReadFile(filepath.Join(dir, "args"))
+	if err != nil {
+		fail(err.Error())
+	}
+	var args []string
+	for _, l := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+		if l != "" {
+			args = append(args, l)
+		}
+	}
+	fs := pflag.NewFlagSet("kubelet", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
+	kf := options.NewKubeletFlags()
+	kc, err := options.NewKubeletConfiguration()
+	if err != nil {
+		fail(err.Error())
+	}
+	kf.AddFlags(fs)
+	options.AddKubeletConfigFlags(fs, kc)
+	options.AddGlobalFlags(fs)
+	fs.BoolP("help", "h", false, "help for kubelet")
+	if err := fs.Parse(args); err != nil {
+		return Effective{Error: "failed to parse kubelet flag: " + err.Error()}
+	}
+	if rest := fs.Args(); len(rest) > 0 {
+		return Effective{Error: "unknown command " + rest[0]}
+	}
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(kc.FeatureGates); err != nil {
+		return Effective{Error: "failed to set feature gates from initial flags-based config: " + err.Error()}
+	}
+	if err := options.ValidateKubeletFlags(kf); err != nil {
+		return Effective{Error: "failed to validate kubelet flags: " + err.Error()}
+	}
+	if kf.KubeletConfigFile != "" {
+		if kc, err = kubeletLoadConfigFile(kf.KubeletConfigFile); err != nil {
+			return Effective{Error: "failed to load kubelet config file: " + err.Error()}
+		}
+	}
+	if dropins := kf.KubeletDropinConfigDirectory; dropins != "" {
+		if env := os.Getenv("SCHEMAGEN_DROPIN_ENV"); env != "" {
+			if _, ok := os.LookupEnv(env); !ok {
+				return Effective{Error: "environment variable " + env + " not set"}
+			}
+		}
+		if err := kubeletMergeDropins(kc, dropins); err != nil {
+			return Effective{Error: "failed to merge kubelet configs: " + err.Error()}
+		}
+	}
+	if kf.KubeletConfigFile != "" || kf.KubeletDropinConfigDirectory != "" {
+		if err := appKubeletConfigFlagPrecedence(kc, args); err != nil {
+			return Effective{Error: "failed to precedence kubeletConfigFlag: " + err.Error()}
+		}
+	}
+	out, err := versionedJSON(kc)
+	if err != nil {
+		return Effective{Error: "convert: " + err.Error()}
+	}
+	return Effective{Effective: out}
 }

@@ -1,0 +1,409 @@
+package dropins
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/flags"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// Options describe a kubelet's setup.
+type Options struct {
+	Version *schema.Version
+	// Args is the kubelet's command line, one argument per word.
+	Args []string
+	// Dir is the kubelet's working directory, against which relative
+	// --config and --config-dir paths resolve; "" is the current directory.
+	Dir string
+	// LookupEnv reads the kubelet's environment; nil means kubeletcfg's own.
+	LookupEnv func(string) (string, bool)
+}
+
+// Origin says where a value came from.
+type Origin struct {
+	// Kind is "default", "flags-default" (the built-in baseline of a kubelet
+	// run without --config), "file", "dropin" or "flag".
+	Kind string `json:"kind"`
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Flag string `json:"flag,omitempty"`
+}
+
+func (o Origin) String() string {
+	switch o.Kind {
+	case "file", "dropin":
+		if o.Line > 0 {
+			return fmt.Sprintf("%s:%d", o.File, o.Line)
+		}
+		return o.File
+	case "flag":
+		return "flag --" + o.Flag
+	case "flags-default":
+		return "flags-only default"
+	}
+	return o.Kind
+}
+
+// Result is a kubelet's effective configuration.
+type Result struct {
+	Version *schema.Version
+	Config  *v1beta1.KubeletConfiguration
+	// Origins maps each field path (leaves; maps and lists whole) to where its
+	// value came from.
+	Origins map[string]Origin
+	// Flags are the command-line flags that have no config field.
+	Flags      []flags.Occurrence
+	ConfigFile string
+	ConfigDir  string
+	Dropins    []string
+	Warnings   []string
+}
+
+// Effective layers a setup as its kubelet version does: defaults (or the
+// flags-only baseline), the --config file, the drop-ins, then the command
+// line again on top.
+func Effective(opts Options) (*Result, error) {
+	v := opts.Version
+	cl, err := flags.Parse(opts.Args, v)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Version: v, Flags: cl.Remaining(), Warnings: append([]string(nil), cl.Deprecated...)}
+	res.ConfigFile, _ = cl.Value("config")
+	res.ConfigDir, _ = cl.Value("config-dir")
+	leaves := leafPaths(v)
+	origins := map[string]Origin{}
+
+	// The kubelet takes the gates of its command line first, on their own.
+	flagGates := &v1beta1.KubeletConfiguration{}
+	if _, err := cl.Apply(flagGates); err != nil {
+		return nil, err
+	}
+	if err := gateError(v, flagGates, "failed to set feature gates from initial flags-based config"); err != nil {
+		return nil, err
+	}
+
+	var cfg *v1beta1.KubeletConfiguration
+	if res.ConfigFile == "" {
+		cfg = config.FlagsBaseline(v)
+		setAll(origins, leaves, Origin{Kind: "flags-default"})
+		set, err := cl.Apply(cfg)
+		if err != nil {
+			return nil, err
+		}
+		markFlags(origins, set, cl)
+	} else {
+		path := resolve(opts.Dir, res.ConfigFile)
+		if cfg, err = loadConfigFile(path, v, res); err != nil {
+			return nil, err
+		}
+		if v.DefaultingChecksGates() {
+			if err := gateError(v, cfg, "failed to load kubelet config file: the kubelet panics while defaulting"); err != nil {
+				return nil, err
+			}
+		}
+		setAll(origins, leaves, Origin{Kind: "default"})
+		doc, _ := config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
+		markKeys(origins, leaves, doc, cfg, Origin{Kind: "file", File: path})
+	}
+
+	if res.ConfigDir != "" {
+		dir := resolve(opts.Dir, res.ConfigDir)
+		if env := v.DropinEnv(); env != "" {
+			lookup := opts.LookupEnv
+			if lookup == nil {
+				lookup = os.LookupEnv
+			}
+			if _, ok := lookup(env); !ok {
+				return nil, fmt.Errorf("flag %s specified but environment variable %s not set, cannot start kubelet", res.ConfigDir, env)
+			}
+		}
+		if cfg, err = applyDropins(cfg, dir, v, res, origins, leaves); err != nil {
+			return nil, fmt.Errorf("failed to merge kubelet configs: %w", err)
+		}
+		if v.DefaultingChecksGates() && v.DropinMerge() == schema.VersionedMergePatch {
+			if err := gateError(v, cfg, "failed to merge kubelet configs: the kubelet panics while defaulting the merged drop-ins"); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	if res.ConfigFile != "" || res.ConfigDir != "" {
+		before := cfg.DeepCopy()
+		set, err := cl.Apply(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("failed to precedence kubeletConfigFlag: %w", err)
+		}
+		warnShadowed(res, origins, set, before, cl)
+		markFlags(origins, set, cl)
+		if err := gateError(v, cfg, "failed to set feature gates from initial flags-based config"); err != nil {
+			return nil, err
+		}
+	}
+	res.Config = cfg
+	res.Origins = origins
+	return res, nil
+}
+
+// gateError is the kubelet's refusal of the feature gates of cfg, if any.
+func gateError(v *schema.Version, cfg *v1beta1.KubeletConfiguration, what string) error {
+	if errs := v.CheckGates(cfg.FeatureGates); len(errs) > 0 {
+		return fmt.Errorf("%s: %s", what, strings.Join(errs, ", "))
+	}
+	return nil
+}
+
+func resolve(dir, p string) string {
+	if filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func mustRead(path string) []byte {
+	data, _ := os.ReadFile(path)
+	return data
+}
+
+// loadConfigFile reads the --config file as the kubelet does: decoded
+// leniently (unknown fields dropped: reported as warnings), defaulted, paths
+// resolved against its directory.
+func loadConfigFile(path string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
+	}
+	doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
+	if err != nil {
+		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
+	}
+	for _, p := range doc.Problems {
+		res.Warnings = append(res.Warnings, p.Error())
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return config.ResolvePaths(config.Default(doc.Config, v), v, filepath.Dir(abs)), nil
+}
+
+func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Version, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
+	files, err := List(dir)
+	if err != nil {
+		return nil, err
+	}
+	var ds []*Dropin
+	for _, f := range files {
+		d, err := read(f, v)
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, d)
+		res.Dropins = append(res.Dropins, f)
+		warnDropin(res, d, v)
+	}
+	if v.DropinMerge() == schema.LoadAndCopy && len(ds) > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("kubelet %s loads each drop-in as a whole config file: every field a drop-in does not set is reset to its default, and a drop-in cannot set a zero or false value", v.Minor))
+	}
+	// Attribute each change to the drop-in that made it.
+	prev := cfg
+	for i, d := range ds {
+		next, err := mergeAll(cfg, ds[:i+1], v)
+		if err != nil {
+			return nil, err
+		}
+		o := Origin{Kind: "dropin", File: d.Path}
+		for _, leaf := range leaves {
+			changed := !reflect.DeepEqual(leafValue(prev, leaf), leafValue(next, leaf))
+			pos, inFile := keyPos(d.Doc, leaf)
+			if changed || inFile {
+				if inFile {
+					o.Line = pos
+				} else {
+					o.Line = 0
+				}
+				origins[leaf] = o
+			}
+		}
+		prev = next
+	}
+	return prev, nil
+}
+
+// warnDropin reports what the kubelet will silently do with a drop-in.
+func warnDropin(res *Result, d *Dropin, v *schema.Version) {
+	if d.Doc == nil {
+		return
+	}
+	for _, p := range d.Doc.Problems {
+		res.Warnings = append(res.Warnings, p.Error()+" (the kubelet drops it)")
+	}
+	for _, pf := range v.PathFields() {
+		if pos, ok := d.Doc.Keys[pf]; ok {
+			val := leafValue(d.Doc.Config, pf)
+			if s, _ := val.(string); s != "" && !filepath.IsAbs(s) {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s:%d: %s: relative path %q in a drop-in is not resolved against the drop-in's directory (unlike in the --config file)", d.Path, pos.Line, pf, s))
+			}
+		}
+	}
+	if v.DropinMerge() == schema.InternalMergePatch {
+		t := reflect.TypeOf(v1beta1.KubeletConfiguration{})
+		for key, pos := range d.Doc.Keys {
+			if strings.Contains(key, ".") {
+				continue
+			}
+			if f, ok := fieldFold(t, key); ok {
+				tag := strings.Split(f.Tag.Get("json"), ",")[0]
+				if !strings.EqualFold(tag, f.Name) {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("%s:%d: %s: kubelet %s ignores this field in a drop-in (its merge matches Go field names, and this one is %s)", d.Path, pos.Line, key, v.Minor, f.Name))
+				}
+			}
+		}
+	}
+}
+
+func warnShadowed(res *Result, origins map[string]Origin, set []string, before *v1beta1.KubeletConfiguration, cl *flags.CommandLine) {
+	seen := map[string]bool{}
+	for _, path := range set {
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		o := origins[path]
+		if o.Kind != "dropin" && o.Kind != "file" {
+			continue
+		}
+		flag := flagFor(cl, path)
+		if reflect.TypeOf(leafValue(before, path)).Kind() == reflect.Map {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("flag --%s replaces the whole %s map set at %s: keys set there and not in the flag are gone", flag, path, o))
+		} else {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s set at %s has no effect: flag --%s overrides it", path, o, flag))
+		}
+	}
+}
+
+func flagFor(cl *flags.CommandLine, path string) string {
+	for _, o := range cl.Occurrences {
+		if o.Flag.Field == path {
+			return o.Flag.Name
+		}
+	}
+	return "?"
+}
+
+func markFlags(origins map[string]Origin, set []string, cl *flags.CommandLine) {
+	for _, path := range set {
+		origins[path] = Origin{Kind: "flag", Flag: flagFor(cl, path)}
+	}
+}
+
+// markKeys attributes to a file the leaves it sets, unless the kubelet
+// replaced its zero value with the default.
+func markKeys(origins map[string]Origin, leaves []string, doc *config.Document, final *v1beta1.KubeletConfiguration, o Origin) {
+	if doc == nil {
+		return
+	}
+	for _, leaf := range leaves {
+		pos, ok := keyPos(doc, leaf)
+		if !ok {
+			continue
+		}
+		if fileVal, finalVal := leafValue(doc.Config, leaf), leafValue(final, leaf); isZeroValue(fileVal) && !reflect.DeepEqual(fileVal, finalVal) {
+			continue // the kubelet defaulted the zero value the file wrote
+		}
+		o.Line = pos
+		origins[leaf] = o
+	}
+}
+
+func keyPos(doc *config.Document, leaf string) (int, bool) {
+	if doc == nil {
+		return 0, false
+	}
+	if p, ok := doc.Keys[leaf]; ok {
+		return p.Line, true
+	}
+	return 0, false
+}
+
+func setAll(origins map[string]Origin, leaves []string, o Origin) {
+	for _, l := range leaves {
+		origins[l] = o
+	}
+}
+
+// leafPaths lists the fields whose values are tracked: every field that is
+// not an object, outside list elements.
+func leafPaths(v *schema.Version) []string {
+	var out []string
+	for _, f := range v.Fields() {
+		if f.Type != "object" && !strings.Contains(f.Path, "[]") && !strings.Contains(f.Path, "{}") {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// leafValue reads the value at a JSON path (nil when a parent is unset).
+func leafValue(cfg *v1beta1.KubeletConfiguration, path string) any {
+	if cfg == nil {
+		return nil
+	}
+	v, ok := config.FieldByPath(cfg, path)
+	if !ok {
+		return nil
+	}
+	return v.Interface()
+}
+
+func isZeroValue(x any) bool {
+	return x == nil || reflect.ValueOf(x).IsZero()
+}
+
+// Entry is one field of the effective configuration with its origin.
+type Entry struct {
+	Path   string `json:"-"`
+	Value  any    `json:"value"`
+	Origin Origin `json:"origin"`
+}
+
+// Entries lists every field the effective configuration sets (as /configz
+// would show it), in path order, each with its origin.
+func (r *Result) Entries() ([]Entry, error) {
+	m, err := config.ToMap(r.Config, r.Version)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, leaf := range leafPaths(r.Version) {
+		val, ok := lookupPath(m, leaf)
+		if !ok {
+			continue
+		}
+		out = append(out, Entry{Path: leaf, Value: val, Origin: r.Origins[leaf]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+func lookupPath(m map[string]any, path string) (any, bool) {
+	var cur any = m
+	for _, part := range strings.Split(path, ".") {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = mm[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}

@@ -1,0 +1,285 @@
+// Package dropins layers a kubelet's configuration the way a kubelet version
+// does — defaults, the --config file, the --config-dir drop-ins, the command
+// line on top — into the effective configuration, and remembers where every
+// value came from.
+package dropins
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/kubelet/config/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// Dropin is one drop-in file as the kubelet reads it.
+type Dropin struct {
+	Path string
+	// JSON is the file as the kubelet converts it (YAML 1.1, numbers stay numbers).
+	JSON []byte
+	// Doc is kubeletcfg's strict reading of the file, for positions and
+	// warnings; nil when the file does not decode.
+	Doc *config.Document
+}
+
+// List returns the files of a drop-in directory that the kubelet reads, in its
+// order: a depth-first walk in byte order per directory, names ending in
+// exactly ".conf", symlinked directories not entered.
+func List(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || filepath.Ext(d.Name()) != ".conf" {
+			return nil
+		}
+		files = append(files, path)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to walk through kubelet dropin directory %q: %w", dir, err)
+	}
+	return files, nil
+}
+
+// read loads a drop-in as the kubelet does before merging it.
+func read(path string, v *schema.Version) (*Dropin, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: kubelet config file %q was empty", path, path)
+	}
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(js, &tm); err != nil {
+		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
+	}
+	if tm.APIVersion == "" || tm.Kind == "" {
+		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, no apiVersion/kind", path)
+	}
+	if v.DropinMerge() == schema.VersionedMergePatch && (tm.APIVersion != config.APIVersion || tm.Kind != config.Kind) {
+		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, unknown apiVersion/kind: %s, Kind=%s", path, tm.APIVersion, tm.Kind)
+	}
+	d := &Dropin{Path: path, JSON: js}
+	if doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true}); err == nil {
+		d.Doc = doc
+	}
+	return d, nil
+}
+
+// mergeAll applies the drop-ins onto cfg with the merge of version v.
+func mergeAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	switch v.DropinMerge() {
+	case schema.VersionedMergePatch:
+		return mergePatchVersioned(cfg, ds, v)
+	case schema.InternalMergePatch:
+		for _, d := range ds {
+			var err error
+			if cfg, err = mergePatchInternal(cfg, d.JSON, v); err != nil {
+				return nil, err
+			}
+		}
+		return cfg, nil
+	case schema.LoadAndCopy:
+		for _, d := range ds {
+			var err error
+			if cfg, err = loadAndCopy(cfg, d, v); err != nil {
+				return nil, err
+			}
+		}
+		return cfg, nil
+	}
+	return nil, fmt.Errorf("kubelet %s: unknown drop-in merge %q", v.Minor, v.DropinMerge())
+}
+
+// mergePatchVersioned is the merge of 1.32 and newer: RFC 7386 merge patches
+// onto the v1beta1 JSON of the configuration so far, one drop-in after the
+// other; the result is decoded as encoding/json does (keys match in any case,
+// the last match wins, unknown keys are dropped) and the v1beta1 defaults —
+// not the eviction defaults of a --config file — are applied again.
+func mergePatchVersioned(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	js, err := config.JSON(cfg, v)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		if js, err = jsonpatch.MergePatch(js, d.JSON); err != nil {
+			return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
+		}
+	}
+	out := &v1beta1.KubeletConfiguration{}
+	if err := json.Unmarshal(js, out); err != nil {
+		return nil, fmt.Errorf("failed to unmarshal merged JSON into kubelet configuration: %w", err)
+	}
+	if out, err = config.Prune(out, v); err != nil {
+		return nil, err
+	}
+	return config.DefaultVersioned(out, v), nil
+}
+
+// mergePatchInternal is the merge of 1.29–1.31: the patch goes onto the JSON
+// of the kubelet's internal configuration, whose keys are Go field names, and
+// the result is decoded into that same configuration. So a drop-in key whose
+// v1beta1 name differs from the Go field name (resolvConf) is lost, null
+// changes nothing, and maps gain keys instead of being replaced.
+func mergePatchInternal(cfg *v1beta1.KubeletConfiguration, patch []byte, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	var p map[string]any
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
+	}
+	stripNulls(p)
+	keepInternalNames(p, reflect.TypeOf(v1beta1.KubeletConfiguration{}))
+	js, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	out := cfg.DeepCopy()
+	dec := json.NewDecoder(bytes.NewReader(js))
+	if err := dec.Decode(out); err != nil {
+		return nil, fmt.Errorf("failed to unmarshal merged JSON into kubelet configuration: %w", err)
+	}
+	return config.Prune(out, v)
+}
+
+func stripNulls(m map[string]any) {
+	for k, val := range m {
+		switch x := val.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			stripNulls(x)
+		}
+	}
+}
+
+// keepInternalNames drops the keys that match no internal field: those whose
+// v1beta1 JSON name is not the Go field name in another case.
+func keepInternalNames(m map[string]any, t reflect.Type) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return
+	}
+	for k, val := range m {
+		f, ok := fieldFold(t, k)
+		if !ok {
+			continue // unknown anyway: encoding/json drops it
+		}
+		tag := strings.Split(f.Tag.Get("json"), ",")[0]
+		if !strings.EqualFold(tag, f.Name) && !isForeignType(f.Type) {
+			delete(m, k)
+			continue
+		}
+		if sub, ok := val.(map[string]any); ok && !isForeignType(f.Type) {
+			keepInternalNames(sub, f.Type)
+		}
+	}
+}
+
+// isForeignType tells types defined outside the kubelet's config API (logging,
+// tracing, core types): the internal configuration uses them with their JSON
+// tags, so their keys are not Go field names.
+func isForeignType(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	return t.PkgPath() != "" && t.PkgPath() != reflect.TypeOf(v1beta1.KubeletConfiguration{}).PkgPath()
+}
+
+func fieldFold(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("json"), ",")[0]
+		if tag == "" && !f.Anonymous {
+			tag = f.Name
+		}
+		if strings.EqualFold(tag, key) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// loadAndCopy is the merge of 1.28: the drop-in is loaded and defaulted like a
+// --config file, then every non-zero field of it overrides the configuration
+// so far. A drop-in therefore resets what it does not mention to the default,
+// and cannot set a zero or false value.
+func loadAndCopy(cfg *v1beta1.KubeletConfiguration, d *Dropin, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	data, err := os.ReadFile(d.Path)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := config.Decode(data, config.DecodeOptions{File: d.Path, Version: v, AllowUnknownFields: true})
+	if err != nil {
+		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", d.Path, err)
+	}
+	src := config.ResolvePaths(config.Default(doc.Config, v), v, filepath.Dir(d.Path))
+	out := cfg.DeepCopy()
+	override(reflect.ValueOf(out).Elem(), reflect.ValueOf(src).Elem())
+	return out, nil
+}
+
+// override copies every non-empty value of src over dst, maps key by key, as
+// the kubelet 1.28's deep merge with override does on its internal types
+// (which have plain values where v1beta1 has pointers).
+func override(dst, src reflect.Value) {
+	switch {
+	case src.Kind() == reflect.Pointer:
+		if src.IsNil() || isEmpty(src.Elem()) {
+			return
+		}
+		if dst.IsNil() {
+			dst.Set(reflect.New(dst.Type().Elem()))
+		}
+		override(dst.Elem(), src.Elem())
+	case src.Kind() == reflect.Struct && config.IsNested(src.Type()):
+		for i := 0; i < src.NumField(); i++ {
+			if src.Type().Field(i).IsExported() {
+				override(dst.Field(i), src.Field(i))
+			}
+		}
+	case src.Kind() == reflect.Map:
+		if src.Len() == 0 {
+			return
+		}
+		if dst.IsNil() {
+			dst.Set(reflect.MakeMap(dst.Type()))
+		}
+		for _, k := range src.MapKeys() {
+			dst.SetMapIndex(k, src.MapIndex(k))
+		}
+	case !isEmpty(src):
+		dst.Set(src)
+	}
+}
+
+func isEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map:
+		return v.Len() == 0
+	}
+	return v.IsZero()
+}
+
+var errNoEnv = errors.New("environment variable not set")
