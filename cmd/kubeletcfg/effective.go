@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+)
+
+type effectiveFlags struct {
+	versionFlags
+	config     string
+	configDir  string
+	showOrigin bool
+	output     string
+}
+
+func newEffectiveCmd(s streams) *cobra.Command {
+	f := &effectiveFlags{}
+	cmd := &cobra.Command{
+		Use:   "effective [flags] [-- KUBELET_ARGS...]",
+		Short: "Show the configuration the kubelet will actually run, and where each value came from",
+		Long: `effective layers a kubelet setup exactly as the kubelet version does: its
+defaults (or, without --config, the flags-only baseline), the --config file, the
+--config-dir drop-ins merged with that version's merge, and the command line on
+top. It prints the result as the kubelet would serve it on /configz, then the
+flags that have no config field. --show-origin names, for every field, the
+default, file and line, or flag it came from.
+
+The kubelet command line goes after --; --config and --config-dir here are
+shorthands for putting them there.`,
+		Example: `  kubeletcfg effective --kubelet-version 1.37 --config /var/lib/kubelet/config.yaml --config-dir /etc/kubernetes/kubelet.conf.d
+  kubeletcfg effective --kubelet-version 1.31 --show-origin -- --config=/var/lib/kubelet/config.yaml --max-pods=150
+  kubeletcfg effective --kubelet-version 1.30 -o json -- --max-pods=150 --eviction-hard=memory.available<500Mi`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.output != "yaml" && f.output != "json" {
+				return fmt.Errorf("--output %q: must be yaml or json", f.output)
+			}
+			v, err := f.resolve(s)
+			if err != nil {
+				return err
+			}
+			kargs := append([]string(nil), args...)
+			if f.config != "" {
+				kargs = append(kargs, "--config="+f.config)
+			}
+			if f.configDir != "" {
+				kargs = append(kargs, "--config-dir="+f.configDir)
+			}
+			if len(kargs) == 0 {
+				return fmt.Errorf("nothing to layer: give --config, --config-dir or the kubelet's command line after --")
+			}
+			res, err := dropins.Effective(dropins.Options{Version: v, Args: kargs})
+			if err != nil {
+				return err
+			}
+			for _, w := range res.Warnings {
+				fmt.Fprintf(s.ErrOut, "warning: %s\n", w)
+			}
+			return printEffective(s, res, f.showOrigin, f.output)
+		},
+	}
+	f.bind(cmd.Flags())
+	cmd.Flags().StringVar(&f.config, "config", "", "the kubelet's --config file")
+	cmd.Flags().StringVar(&f.configDir, "config-dir", "", "the kubelet's --config-dir drop-in directory")
+	cmd.Flags().BoolVar(&f.showOrigin, "show-origin", false, "name where every value came from")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	return cmd
+}
+
+func printEffective(s streams, res *dropins.Result, showOrigin bool, output string) error {
+	var remaining []string
+	for _, o := range res.Flags {
+		remaining = append(remaining, "--"+o.Flag.Name+"="+o.Value)
+	}
+	if showOrigin {
+		entries, err := res.Entries()
+		if err != nil {
+			return err
+		}
+		if output == "json" {
+			m := map[string]dropins.Entry{}
+			for _, e := range entries {
+				m[e.Path] = e
+			}
+			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": m, "flags": nonNil(remaining)})
+		}
+		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s, field: value  # origin\n", res.Version.Minor)
+		for _, e := range entries {
+			val, _ := json.Marshal(e.Value)
+			fmt.Fprintf(s.Out, "%s: %s  # %s\n", e.Path, val, origin(e.Origin, res.Version.Minor))
+		}
+	} else {
+		raw, err := config.JSON(res.Config, res.Version)
+		if err != nil {
+			return err
+		}
+		if output == "json" {
+			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": json.RawMessage(raw), "flags": nonNil(remaining)})
+		}
+		out, err := config.Render(raw, "yaml")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s\n%s", res.Version.Minor, out)
+	}
+	if output != "json" && len(remaining) > 0 {
+		fmt.Fprintf(s.Out, "# flags without a config field:\n#   %s\n", strings.Join(remaining, "\n#   "))
+	}
+	return nil
+}
+
+func origin(o dropins.Origin, minor string) string {
+	if o.Kind == "default" {
+		return "default (" + minor + ")"
+	}
+	return o.String()
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func writeJSON(s streams, v any) error {
+	enc := json.NewEncoder(s.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

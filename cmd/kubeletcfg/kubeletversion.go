@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// versionFlags are the flags that choose the kubelet version.
+type versionFlags struct {
+	kubeletVersion string
+	root           string
+}
+
+func (f *versionFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&f.kubeletVersion, "kubelet-version", "", "kubelet version to check against (1.31, 1.31.4 or v1.31.4); default: the node's kubelet binary, else the newest supported")
+	fs.StringVar(&f.root, "root", "", "root directory of an offline node image (where its kubelet binary is looked for)")
+}
+
+// resolve picks the version: the flag, else the node's kubelet, else the
+// newest supported one, with a note on stderr.
+func (f *versionFlags) resolve(s streams) (*schema.Version, error) {
+	if f.kubeletVersion != "" {
+		return schema.Resolve(f.kubeletVersion)
+	}
+	found, err := node.KubeletVersion(f.root)
+	if err == nil {
+		v, rerr := schema.Resolve(found)
+		if rerr != nil {
+			return nil, fmt.Errorf("the node's kubelet is %s: %w", found, rerr)
+		}
+		return v, nil
+	}
+	v := schema.Newest()
+	fmt.Fprintf(s.ErrOut, "note: %v; using kubelet %s (set --kubelet-version)\n", err, v.Minor)
+	return v, nil
+}

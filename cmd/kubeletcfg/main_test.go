@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const sample = "../../testdata/nodes/kubeadm-1.31"
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+func TestValidateExitCodes(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		contains []string
+	}{
+		{"valid", []string{"validate", "--kubelet-version", "1.31", sample + "/var/lib/kubelet/config.yaml"}, 0,
+			[]string{"valid for kubelet 1.31"}},
+		{"invalid", []string{"validate", "--kubelet-version", "v1.31.4", sample + "/broken-config.yaml"}, 1, []string{
+			`broken-config.yaml:5:1: evictionHrad: unknown field "evictionHrad" (did you mean "evictionHard"?)`,
+			`broken-config.yaml:7:1: MaxPods: unknown field "MaxPods" (did you mean "maxPods"?)`,
+			"NoSuchGate",
+			"invalid for kubelet 1.31",
+		}},
+		{"missing file", []string{"validate", "--kubelet-version", "1.31", "/nonexistent/config.yaml"}, 2, nil},
+		{"unsupported version", []string{"validate", "--kubelet-version", "1.19", sample + "/var/lib/kubelet/config.yaml"}, 2, nil},
+		{"bad output", []string{"validate", "-o", "xml", "--kubelet-version", "1.31", sample + "/var/lib/kubelet/config.yaml"}, 2, nil},
+		{"no args", []string{"validate"}, 2, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+			for _, c := range tc.contains {
+				if !strings.Contains(out, c) {
+					t.Errorf("output lacks %q:\n%s", c, out)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	code, out, _ := runCLI(t, "validate", "-o", "json", "--kubelet-version", "1.31", sample+"/broken-config.yaml")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	var res struct {
+		Valid          bool   `json:"valid"`
+		KubeletVersion string `json:"kubeletVersion"`
+		Errors         []struct {
+			Field, Message, File string
+			Line                 int
+		} `json:"errors"`
+		Warnings []any `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.Valid || res.KubeletVersion != "1.31" || len(res.Errors) == 0 || res.Warnings == nil {
+		t.Fatalf("unexpected result %+v", res)
+	}
+	if e := res.Errors[0]; e.Field != "evictionHrad" || e.Line != 5 || !strings.HasSuffix(e.File, "broken-config.yaml") {
+		t.Errorf("first error %+v, want evictionHrad at line 5", e)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	code, out, _ := runCLI(t, "defaults", "--kubelet-version", "1.31")
+	if code != 0 || !strings.Contains(out, "kind: KubeletConfiguration") || strings.Contains(out, "readOnlyPort: 10255") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, "memory.available: 100Mi") {
+		t.Errorf("--config defaults lack the eviction defaults:\n%s", out)
+	}
+	code, out, _ = runCLI(t, "defaults", "--kubelet-version", "1.31", "--flags-baseline", "-o", "json")
+	var m map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &m) != nil {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if m["readOnlyPort"] != float64(10255) || m["evictionHard"] != nil {
+		t.Errorf("flags baseline: readOnlyPort=%v evictionHard=%v, want 10255 and none", m["readOnlyPort"], m["evictionHard"])
+	}
+	if mode := m["authorization"].(map[string]any)["mode"]; mode != "AlwaysAllow" {
+		t.Errorf("flags baseline authorization.mode = %v, want AlwaysAllow", mode)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	code, out, _ := runCLI(t, "explain", "evictionHard", "--kubelet-version", "1.37")
+	for _, want := range []string{"FIELD:    evictionHard", "TYPE:     map[string]string", `"memory.available":"100Mi"`, "FLAG:     --eviction-hard", "SINCE:    kubelet 1.28 or earlier"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	code, _, errOut := runCLI(t, "explain", "MaxPods", "--kubelet-version", "1.37")
+	if code != 2 || !strings.Contains(errOut, `did you mean "maxPods"`) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = runCLI(t, "explain", "mergeDefaultEvictionSettings", "--kubelet-version", "1.30")
+	if code != 2 || !strings.Contains(errOut, "from 1.34 on") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "version")
+	if code != 0 || !strings.Contains(out, "1.28, 1.29, 1.30, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36, 1.37") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

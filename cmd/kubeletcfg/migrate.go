@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeletcfg/kubeletcfg/migrate"
+)
+
+type migrateFlags struct {
+	versionFlags
+	output     string
+	configPath string
+	noVerify   bool
+}
+
+func newMigrateCmd(s streams) *cobra.Command {
+	f := &migrateFlags{}
+	cmd := &cobra.Command{
+		Use:   "migrate [flags] -- KUBELET_ARGS...",
+		Short: "Turn legacy kubelet flags into a KubeletConfiguration for a kubelet version",
+		Long: `migrate reads the kubelet's old command line (and the old --config file and
+--config-dir drop-ins it names) the way the target kubelet version would, and
+writes the KubeletConfiguration that, with the remaining flags, gives exactly
+the same effective configuration: only what differs from the version's
+config-file defaults, and only flags without a config field left as flags.
+Flags the version no longer has are listed as removed, with the reason. Legacy
+flag defaults the old setup relied on (anonymous authentication, AlwaysAllow,
+read-only port 10255, no evictionHard) are written out and reported.
+
+Before printing, migrate lays the new setup the way the kubelet would and
+checks it gives the old effective configuration.`,
+		Example: `  kubeletcfg migrate --kubelet-version 1.31 -- --kubeconfig=/etc/kubernetes/kubelet.conf --max-pods=150 --eviction-hard=memory.available<500Mi
+  kubeletcfg migrate --kubelet-version 1.37 -o json -- $(cat /proc/$(pidof kubelet)/cmdline | tr '\0' ' ' | cut -d' ' -f2-)`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.output != "yaml" && f.output != "json" {
+				return fmt.Errorf("--output %q: must be yaml or json", f.output)
+			}
+			if len(args) == 0 {
+				return fmt.Errorf("give the kubelet's old command line after --")
+			}
+			v, err := f.resolve(s)
+			if err != nil {
+				return err
+			}
+			res, err := migrate.Run(migrate.Options{Version: v, Args: args, ConfigPath: f.configPath})
+			if err != nil {
+				return err
+			}
+			if !f.noVerify {
+				if err := res.Verify(tempConfig); err != nil {
+					return fmt.Errorf("kubeletcfg's own check of the migration failed (please report): %w", err)
+				}
+			}
+			if f.output == "json" {
+				return writeJSON(s, res)
+			}
+			return printMigration(s, res)
+		},
+	}
+	f.bind(cmd.Flags())
+	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "where the new config file will live (named by the remaining --config flag)")
+	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "skip the check that the new setup gives the old effective configuration")
+	return cmd
+}
+
+func tempConfig(doc []byte) (string, error) {
+	dir, err := os.MkdirTemp("", "kubeletcfg-migrate")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "config.yaml")
+	return path, os.WriteFile(path, doc, 0o600)
+}
+
+func printMigration(s streams, res *migrate.Result) error {
+	body := map[string]any{}
+	for k, v := range res.Config {
+		if k != "apiVersion" && k != "kind" {
+			body[k] = v
+		}
+	}
+	out, err := yaml.Marshal(body)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "# KubeletConfiguration for kubelet %s, migrated by kubeletcfg from legacy flags.\n", res.KubeletVersion)
+	fmt.Fprintf(s.Out, "# Only values that differ from kubelet %s's defaults are set.\n", res.KubeletVersion)
+	fmt.Fprintf(s.Out, "# Remaining flags: %s\n", strings.Join(res.Flags, " "))
+	for _, r := range res.Removed {
+		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.Flag, r.Reason)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.Out, "# Warning: %s\n", w)
+	}
+	fmt.Fprintf(s.Out, "apiVersion: %s\nkind: %s\n", res.Config["apiVersion"], res.Config["kind"])
+	if len(body) == 0 {
+		return nil
+	}
+	_, err = s.Out.Write(out)
+	return err
+}

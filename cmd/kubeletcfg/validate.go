@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeletcfg/kubeletcfg/verdict"
+)
+
+type validateFlags struct {
+	versionFlags
+	output             string
+	configDir          string
+	allowUnknownFields bool
+}
+
+func newValidateCmd(s streams) *cobra.Command {
+	f := &validateFlags{}
+	cmd := &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a KubeletConfiguration the way a kubelet version would",
+		Long: `validate decodes FILE strictly (unknown fields and duplicate keys are errors,
+each with its line), applies the kubelet version's defaults, and runs that
+version's validation and start-up checks. The verdict is the kubelet's.
+
+Exit codes: 0 valid, 1 invalid, 2 usage or I/O error.`,
+		Example: `  kubeletcfg validate --kubelet-version 1.31 /var/lib/kubelet/config.yaml
+  kubeletcfg validate -o json config.yaml
+  kubeletcfg validate --config-dir /etc/kubernetes/kubelet.conf.d /var/lib/kubelet/config.yaml
+  kubeletcfg validate --allow-unknown-fields config.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.output != "text" && f.output != "json" {
+				return fmt.Errorf("--output %q: must be text or json", f.output)
+			}
+			v, err := f.resolve(s)
+			if err != nil {
+				return err
+			}
+			res, err := verdict.File(verdict.Options{File: args[0], ConfigDir: f.configDir, Version: v, AllowUnknownFields: f.allowUnknownFields})
+			if err != nil {
+				return err
+			}
+			if f.output == "json" {
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			} else {
+				for _, e := range res.Errors {
+					fmt.Fprintf(s.Out, "error: %s\n", e)
+				}
+				for _, w := range res.Warnings {
+					fmt.Fprintf(s.Out, "warning: %s\n", w)
+				}
+				fmt.Fprintf(s.Out, "%s: %s\n", args[0], res.Summary())
+			}
+			if !res.Valid {
+				return errCheckFailed
+			}
+			return nil
+		},
+	}
+	f.bind(cmd.Flags())
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&f.configDir, "config-dir", "", "drop-in directory merged over FILE as the kubelet version merges it, before validation")
+	cmd.Flags().BoolVar(&f.allowUnknownFields, "allow-unknown-fields", false, "report unknown fields as warnings instead of errors")
+	return cmd
+}

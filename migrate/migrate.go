@@ -1,0 +1,242 @@
+// Package migrate turns a kubelet's legacy flags (and its old --config file
+// and drop-ins, when it had them) into a KubeletConfiguration for a kubelet
+// version, keeping as flags only what has no config field.
+package migrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// Options describe the old setup.
+type Options struct {
+	Version *schema.Version
+	// Args is the kubelet's old command line, one argument per word.
+	Args []string
+	// Dir is the kubelet's working directory (relative paths in Args).
+	Dir string
+	// LookupEnv reads the kubelet's environment; nil means kubeletcfg's own.
+	LookupEnv func(string) (string, bool)
+	// ConfigPath is where the new config file will live; it replaces the old
+	// --config on the remaining command line.
+	ConfigPath string
+}
+
+// Removed is a flag the target kubelet no longer has.
+type Removed struct {
+	Flag   string `json:"flag"`
+	Reason string `json:"reason"`
+}
+
+// Result is the migration.
+type Result struct {
+	KubeletVersion string                        `json:"kubeletVersion"`
+	Config         map[string]any                `json:"config"`
+	Flags          []string                      `json:"flags"`
+	Removed        []Removed                     `json:"removed"`
+	Warnings       []string                      `json:"warnings"`
+	Effective      *v1beta1.KubeletConfiguration `json:"-"`
+	Origins        map[string]dropins.Origin     `json:"-"`
+	version        *schema.Version
+}
+
+// Run migrates the old setup. The effective configuration of the new config
+// file plus the remaining flags equals that of the old setup (Verify checks).
+func Run(opts Options) (*Result, error) {
+	v := opts.Version
+	if opts.ConfigPath == "" {
+		opts.ConfigPath = "/var/lib/kubelet/config.yaml"
+	}
+	args, removed := dropRemoved(opts.Args, v)
+	old, err := dropins.Effective(dropins.Options{Version: v, Args: args, Dir: opts.Dir, LookupEnv: opts.LookupEnv})
+	if err != nil {
+		return nil, fmt.Errorf("the old setup does not start kubelet %s: %w", v.Minor, err)
+	}
+	res := &Result{KubeletVersion: v.Minor, Removed: removed, Warnings: notMigrated(old.Warnings),
+		Effective: old.Config, Origins: old.Origins, version: v}
+	if res.Removed == nil {
+		res.Removed = []Removed{}
+	}
+	res.Config, err = minimal(old.Config, v)
+	if err != nil {
+		return nil, err
+	}
+	res.Flags = remainingFlags(old, opts.ConfigPath)
+	res.Warnings = append(res.Warnings, securityWarnings(old)...)
+	return res, nil
+}
+
+// notMigrated drops the deprecation notices of flags that move into the file.
+func notMigrated(warnings []string) []string {
+	out := []string{}
+	for _, w := range warnings {
+		if !strings.Contains(w, "should be set via the config file") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// dropRemoved takes out the flags the version does not have, with the reason.
+func dropRemoved(args []string, v *schema.Version) ([]string, []Removed) {
+	var keep []string
+	var removed []Removed
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") {
+			keep = append(keep, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		name = strings.ReplaceAll(name, "_", "-")
+		if _, ok := v.Flag(name); ok {
+			keep = append(keep, a)
+			continue
+		}
+		word := a
+		// "--flag value": the value goes with it unless the flag was boolean.
+		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !boolFlagSomewhere(name) {
+			word += " " + args[i+1]
+			i++
+		}
+		removed = append(removed, Removed{Flag: word, Reason: removedReason(name, v)})
+	}
+	return keep, removed
+}
+
+func boolFlagSomewhere(name string) bool {
+	for _, v := range schema.Versions() {
+		if f, ok := v.Flag(name); ok {
+			return f.Type == "bool"
+		}
+	}
+	return false
+}
+
+func removedReason(name string, v *schema.Version) string {
+	if r := schema.FlagRemovedIn(name); r != "" {
+		return fmt.Sprintf("kubelet %s has no --%s: it was removed in %s", v.Minor, name, r)
+	}
+	return fmt.Sprintf("kubelet %s has no --%s (no kubelet from %s on has it); the kubelet would refuse to start", v.Minor, name, schema.Supported()[0])
+}
+
+// minimal is the configuration that differs from the version's config-file
+// defaults, as a nested map ready to be written.
+func minimal(eff *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]any, error) {
+	have, err := config.ToMap(eff, v)
+	if err != nil {
+		return nil, err
+	}
+	var def map[string]any
+	if err := json.Unmarshal(v.Defaults(), &def); err != nil {
+		return nil, err
+	}
+	out := diffMap(have, def, "", v)
+	if out == nil {
+		out = map[string]any{}
+	}
+	// Without evictionHard in the file the kubelet would add its defaults:
+	// an explicitly empty map keeps an old setup that had none.
+	if _, ok := have["evictionHard"]; !ok {
+		out["evictionHard"] = map[string]any{}
+	}
+	out["apiVersion"], out["kind"] = config.APIVersion, config.Kind
+	return out, nil
+}
+
+// diffMap keeps what differs between have and def; objects are compared
+// field by field, maps and lists whole.
+func diffMap(have, def map[string]any, prefix string, v *schema.Version) map[string]any {
+	out := map[string]any{}
+	for k, hv := range have {
+		path := k
+		if prefix != "" {
+			path = prefix + "." + k
+		}
+		dv, ok := def[k]
+		hm, hIsMap := hv.(map[string]any)
+		dm, dIsMap := dv.(map[string]any)
+		f, _ := v.Field(path)
+		switch {
+		case !ok:
+			out[k] = hv
+		case hIsMap && dIsMap && f.Type == "object":
+			if sub := diffMap(hm, dm, path, v); len(sub) > 0 {
+				out[k] = sub
+			}
+		case !reflect.DeepEqual(hv, dv):
+			out[k] = hv
+		}
+	}
+	return out
+}
+
+func remainingFlags(old *dropins.Result, configPath string) []string {
+	out := []string{"--config=" + configPath}
+	for _, o := range old.Flags {
+		if o.Flag.Name == "config" || o.Flag.Name == "config-dir" {
+			continue
+		}
+		out = append(out, "--"+o.Flag.Name+"="+o.Value)
+	}
+	return out
+}
+
+// securityWarnings names the legacy defaults the old setup relied on that
+// weaken the node, with the value to move to.
+func securityWarnings(old *dropins.Result) []string {
+	var out []string
+	c := old.Config
+	relied := func(path string) bool { return old.Origins[path].Kind == "flags-default" }
+	if c.Authentication.Anonymous.Enabled != nil && *c.Authentication.Anonymous.Enabled && relied("authentication.anonymous.enabled") {
+		out = append(out, "security: anonymous requests to the kubelet API are allowed (the legacy flag default, kept as authentication.anonymous.enabled: true); move to false")
+	}
+	if c.Authentication.Webhook.Enabled != nil && !*c.Authentication.Webhook.Enabled && relied("authentication.webhook.enabled") {
+		out = append(out, "security: webhook token authentication is off (the legacy flag default, kept as authentication.webhook.enabled: false); move to true")
+	}
+	if c.Authorization.Mode == "AlwaysAllow" && relied("authorization.mode") {
+		out = append(out, "security: every request to the kubelet API is authorized (the legacy flag default, kept as authorization.mode: AlwaysAllow); move to Webhook")
+	}
+	if c.ReadOnlyPort != 0 && relied("readOnlyPort") {
+		out = append(out, fmt.Sprintf("security: the unauthenticated read-only port %d is open (the legacy flag default, kept as readOnlyPort); move to 0", c.ReadOnlyPort))
+	}
+	if c.EvictionHard == nil && relied("evictionHard") {
+		out = append(out, "reliability: no hard eviction thresholds (the legacy flag default, kept as evictionHard: {}); consider the kubelet's defaults (memory.available<100Mi, nodefs.available<10%, imagefs.available<15%)")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Verify lays the new config file plus the remaining flags the way the kubelet
+// would and checks that it gives the old effective configuration.
+func (r *Result) Verify(writeConfig func(doc []byte) (path string, err error)) error {
+	data, err := json.Marshal(r.Config)
+	if err != nil {
+		return err
+	}
+	path, err := writeConfig(data)
+	if err != nil {
+		return err
+	}
+	args := []string{"--config=" + path}
+	args = append(args, r.Flags[1:]...)
+	got, err := dropins.Effective(dropins.Options{Version: r.version, Args: args})
+	if err != nil {
+		return fmt.Errorf("the migrated setup does not start kubelet %s: %w", r.version.Minor, err)
+	}
+	a, _ := config.JSON(r.Effective, r.version)
+	b, _ := config.JSON(got.Config, r.version)
+	if string(a) != string(b) {
+		return fmt.Errorf("the migrated setup differs from the old one:\nold: %s\nnew: %s", a, b)
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+// Package verdict says what a kubelet version would make of a configuration
+// file: whether it starts, and every error and warning on the way, each placed
+// in its file.
+package verdict
+
+import (
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/validate"
+)
+
+// Finding is one error or warning.
+type Finding struct {
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+}
+
+func (f Finding) String() string {
+	return config.Problem{File: f.File, Line: f.Line, Column: f.Column, Field: f.Field, Message: f.Message}.Error()
+}
+
+// Result is the verdict on one configuration.
+type Result struct {
+	Valid          bool      `json:"valid"`
+	KubeletVersion string    `json:"kubeletVersion"`
+	Errors         []Finding `json:"errors"`
+	Warnings       []Finding `json:"warnings"`
+}
+
+// Options select what to check.
+type Options struct {
+	File string
+	// ConfigDir is a --config-dir whose drop-ins are merged over File, as
+	// the kubelet version merges them, before validation.
+	ConfigDir          string
+	Version            *schema.Version
+	AllowUnknownFields bool
+}
+
+// File reads and checks a --config file. The error is for I/O only (and an
+// undecodable file, reported as an invalid Result); everything the kubelet
+// would object to is in the Result.
+func File(opts Options) (*Result, error) {
+	data, err := os.ReadFile(opts.File)
+	if err != nil {
+		return nil, err
+	}
+	return Bytes(data, opts), nil
+}
+
+// Bytes checks a configuration held in memory; opts.File names it.
+func Bytes(data []byte, opts Options) *Result {
+	v := opts.Version
+	res := &Result{KubeletVersion: v.Minor, Errors: []Finding{}, Warnings: []Finding{}}
+	doc, err := config.Decode(data, config.DecodeOptions{File: opts.File, Version: v, AllowUnknownFields: opts.AllowUnknownFields})
+	if err != nil {
+		res.Errors = append(res.Errors, fromError(err, opts.File))
+		return res
+	}
+	for _, p := range doc.Problems {
+		f := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column}
+		if p.Warning {
+			res.Warnings = append(res.Warnings, f)
+		} else {
+			res.Errors = append(res.Errors, f)
+		}
+	}
+	var gateErrs []string
+	for _, name := range sortedKeys(doc.Config.FeatureGates) {
+		for _, e := range v.CheckGates(map[string]bool{name: doc.Config.FeatureGates[name]}) {
+			if v.DefaultingChecksGates() {
+				e += fmt.Sprintf(" (kubelet %s panics on this while loading its config file)", v.Minor)
+			} else {
+				e += " (the kubelet refuses to start)"
+			}
+			gateErrs = append(gateErrs, e)
+			res.Errors = append(res.Errors, place(doc, validate.Error{Field: "featureGates." + name, Message: e}))
+		}
+	}
+	if len(gateErrs) == 0 {
+		eff, placeFn := config.Default(doc.Config, v), func(e validate.Error) Finding { return place(doc, e) }
+		if opts.ConfigDir != "" {
+			merged, err := withDropins(opts, res)
+			if err != nil {
+				res.Errors = append(res.Errors, Finding{Message: err.Error(), File: opts.ConfigDir})
+				res.Valid = false
+				return res
+			}
+			eff, placeFn = merged.Config, func(e validate.Error) Finding { return placeOrigin(doc, merged, e) }
+		}
+		for _, e := range validate.Config(eff, v) {
+			res.Errors = append(res.Errors, placeFn(e))
+		}
+		for _, e := range validate.Startup(eff, v) {
+			res.Errors = append(res.Errors, placeFn(e))
+		}
+	}
+	sort.SliceStable(res.Errors, func(i, j int) bool { return lineOf(res.Errors[i]) < lineOf(res.Errors[j]) })
+	res.Valid = len(res.Errors) == 0
+	return res
+}
+
+// withDropins checks every drop-in strictly and merges them over the file as
+// the kubelet version does.
+func withDropins(opts Options, res *Result) (*dropins.Result, error) {
+	files, err := dropins.List(opts.ConfigDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := config.Decode(data, config.DecodeOptions{File: f, Version: opts.Version, AllowUnknownFields: opts.AllowUnknownFields})
+		if err != nil {
+			res.Errors = append(res.Errors, fromError(err, f))
+			continue
+		}
+		for _, p := range doc.Problems {
+			fd := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column}
+			if p.Warning {
+				res.Warnings = append(res.Warnings, fd)
+			} else {
+				res.Errors = append(res.Errors, fd)
+			}
+		}
+	}
+	always := func(string) (string, bool) { return "", true } // kubeletcfg's caller stands for the kubelet's environment
+	merged, err := dropins.Effective(dropins.Options{Version: opts.Version, Args: []string{"--config=" + opts.File, "--config-dir=" + opts.ConfigDir}, LookupEnv: always})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range merged.Warnings {
+		res.Warnings = append(res.Warnings, Finding{Message: w})
+	}
+	return merged, nil
+}
+
+// placeOrigin puts an error on the file and line that set the field.
+func placeOrigin(doc *config.Document, merged *dropins.Result, e validate.Error) Finding {
+	if o, ok := merged.Origins[e.Field]; ok && (o.Kind == "dropin" || o.Kind == "file") {
+		return Finding{Field: e.Field, Message: e.Message, File: o.File, Line: o.Line}
+	}
+	return place(doc, e)
+}
+
+func lineOf(f Finding) int {
+	if f.Line == 0 {
+		return 1 << 30
+	}
+	return f.Line
+}
+
+func place(doc *config.Document, e validate.Error) Finding {
+	f := Finding{Field: e.Field, Message: e.Message, File: doc.File}
+	if pos, ok := doc.Keys[e.Field]; ok {
+		f.Line, f.Column = pos.Line, pos.Column
+	}
+	return f
+}
+
+func fromError(err error, file string) Finding {
+	if p, ok := err.(config.Problem); ok {
+		return Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column}
+	}
+	return Finding{Message: err.Error(), File: file}
+}
+
+// Summary is a one-line verdict.
+func (r *Result) Summary() string {
+	if r.Valid {
+		return fmt.Sprintf("valid for kubelet %s (%d warnings)", r.KubeletVersion, len(r.Warnings))
+	}
+	return fmt.Sprintf("invalid for kubelet %s: %d errors, %d warnings", r.KubeletVersion, len(r.Errors), len(r.Warnings))
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
