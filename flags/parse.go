@@ -134,6 +134,13 @@ func unknownFlagReason(name string, v *schema.Version) string {
 	if removed := schema.FlagRemovedIn(name); removed != "" && v.AtLeast(removed) {
 		return fmt.Sprintf("kubelet %s has no such flag: it was removed in %s; the kubelet refuses to start (\"unknown flag\")", v.Minor, removed)
 	}
+	if old, ok := schema.Legacy(name); ok {
+		why := ""
+		if old.Deprecated != "" {
+			why = fmt.Sprintf(" (its notice then: %q)", old.Deprecated)
+		}
+		return fmt.Sprintf("kubelet %s has no such flag: the last kubelet with it was %s%s; the kubelet refuses to start (\"unknown flag\")", v.Minor, old.LastIn, why)
+	}
 	for _, other := range schema.Versions() {
 		if _, ok := other.Flag(name); ok {
 			return fmt.Sprintf("kubelet %s has no such flag (kubelet %s has it); the kubelet refuses to start (\"unknown flag\")", v.Minor, other.Minor)

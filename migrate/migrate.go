@@ -119,14 +119,47 @@ func boolFlagSomewhere(name string) bool {
 			return f.Type == "bool"
 		}
 	}
-	return false
+	old, ok := schema.Legacy(name)
+	return ok && old.Type == "bool"
 }
 
 func removedReason(name string, v *schema.Version) string {
 	if r := schema.FlagRemovedIn(name); r != "" {
-		return fmt.Sprintf("kubelet %s has no --%s: it was removed in %s", v.Minor, name, r)
+		reason := fmt.Sprintf("kubelet %s has no --%s: it was removed in %s", v.Minor, name, r)
+		if a := advice(name); a != "" {
+			reason += "; " + a
+		}
+		return reason
 	}
-	return fmt.Sprintf("kubelet %s has no --%s (no kubelet from %s on has it); the kubelet would refuse to start", v.Minor, name, schema.Supported()[0])
+	if old, ok := schema.Legacy(name); ok {
+		reason := fmt.Sprintf("kubelet %s has no --%s: the last kubelet with it was %s", v.Minor, name, old.LastIn)
+		if old.Deprecated != "" {
+			reason += fmt.Sprintf(" (its notice then: %q)", old.Deprecated)
+		}
+		if a := advice(name); a != "" {
+			reason += "; " + a
+		}
+		return reason
+	}
+	return fmt.Sprintf("kubelet %s has no --%s (no kubelet from %s on has it, nor any older release kubeletcfg knows); the kubelet would refuse to start", v.Minor, name, schema.Supported()[0])
+}
+
+// advice says what replaces the settings of the flags that went away with
+// dockershim and the in-kubelet network plugins.
+func advice(name string) string {
+	switch {
+	case name == "network-plugin" || strings.HasPrefix(name, "cni-") || name == "network-plugin-mtu" || name == "non-masquerade-cidr" || name == "hairpin-mode-legacy":
+		return "network (CNI) settings now belong to the container runtime's configuration (e.g. containerd's CRI plugin conf_dir/bin_dir)"
+	case name == "container-runtime":
+		return "drop it: the kubelet always talks to a CRI runtime (set containerRuntimeEndpoint)"
+	case name == "pod-infra-container-image":
+		return "the sandbox (pause) image is set in the container runtime's configuration (e.g. containerd's sandbox_image)"
+	case strings.HasPrefix(name, "docker") || strings.HasPrefix(name, "experimental-dockershim") || name == "image-pull-progress-deadline" || name == "runtime-request-timeout-legacy":
+		return "dockershim is gone: use a CRI runtime and set containerRuntimeEndpoint"
+	case name == "require-kubeconfig" || name == "api-servers":
+		return "--kubeconfig alone selects API server mode"
+	}
+	return ""
 }
 
 // minimal is the configuration that differs from the version's config-file

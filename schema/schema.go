@@ -349,3 +349,44 @@ func (v *Version) DefaultingChecksGates() bool {
 	v.mustLoad()
 	return v.d.Behaviour["defaultingChecksGates"] == "true"
 }
+
+// LegacyFlag is a flag of a kubelet older than the supported versions that
+// no supported version has (hack/legacyflags reads them from the source of
+// the old releases).
+type LegacyFlag struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"` // bool, or the kind of value it takes
+	LastIn     string `json:"lastIn"`
+	Deprecated string `json:"deprecated,omitempty"`
+}
+
+var (
+	legacyOnce sync.Once
+	legacy     map[string]LegacyFlag
+)
+
+// Legacy looks up a flag that went away before the oldest supported version.
+func Legacy(name string) (LegacyFlag, bool) {
+	legacyOnce.Do(func() {
+		raw, err := files.ReadFile("data/legacy-flags.json")
+		if err != nil {
+			panic(err)
+		}
+		var list []LegacyFlag
+		if err := json.Unmarshal(raw, &list); err != nil {
+			panic(err)
+		}
+		legacy = map[string]LegacyFlag{}
+		for _, f := range list {
+			legacy[f.Name] = f
+		}
+	})
+	name = strings.ReplaceAll(name, "_", "-")
+	for _, v := range all() {
+		if _, ok := v.Flag(name); ok {
+			return LegacyFlag{}, false
+		}
+	}
+	f, ok := legacy[name]
+	return f, ok
+}
