@@ -17,15 +17,7 @@ import (
 // --config file: its v1beta1 defaulting, then the eviction defaults it adds
 // after loading. cfg must hold only fields v knows (Decode sees to that).
 func Default(cfg *v1beta1.KubeletConfiguration, v *schema.Version) *v1beta1.KubeletConfiguration {
-	def, err := defaultsFor(v, v.Defaults(), cfg.FeatureGates)
-	if err != nil {
-		// The embedded defaults are generated from the kubelet's own output and
-		// decode by construction; failing here is a build defect.
-		panic(err)
-	}
-	out := cfg.DeepCopy()
-	fill(reflect.ValueOf(out).Elem(), reflect.ValueOf(def).Elem())
-	dependentDefaults(out, cfg)
+	out, def := defaulted(cfg, v, true)
 	if cfg.EvictionHard != nil && v.MergesDefaultEvictionSettings() &&
 		cfg.MergeDefaultEvictionSettings != nil && *cfg.MergeDefaultEvictionSettings {
 		for k, val := range def.EvictionHard {
@@ -35,6 +27,29 @@ func Default(cfg *v1beta1.KubeletConfiguration, v *schema.Version) *v1beta1.Kube
 		}
 	}
 	return out
+}
+
+// DefaultVersioned applies only the v1beta1 defaulting of kubelet v, as the
+// kubelet does after merging drop-ins: no eviction defaults.
+func DefaultVersioned(cfg *v1beta1.KubeletConfiguration, v *schema.Version) *v1beta1.KubeletConfiguration {
+	out, _ := defaulted(cfg, v, false)
+	return out
+}
+
+func defaulted(cfg *v1beta1.KubeletConfiguration, v *schema.Version, eviction bool) (*v1beta1.KubeletConfiguration, *v1beta1.KubeletConfiguration) {
+	def, err := defaultsFor(v, v.Defaults(), cfg.FeatureGates)
+	if err != nil {
+		// The embedded defaults are generated from the kubelet's own output and
+		// decode by construction; failing here is a build defect.
+		panic(err)
+	}
+	if !eviction {
+		def.EvictionHard = nil
+	}
+	out := cfg.DeepCopy()
+	fill(reflect.ValueOf(out).Elem(), reflect.ValueOf(def).Elem())
+	dependentDefaults(out, cfg)
+	return out, def
 }
 
 // FlagsBaseline is the configuration kubelet v starts from without --config.
@@ -96,9 +111,9 @@ func fill(dst, def reflect.Value) {
 		switch {
 		case d.Kind() == reflect.Pointer && d.IsNil():
 			d.Set(s)
-		case d.Kind() == reflect.Pointer && isNested(d.Type().Elem()) && !s.IsNil():
+		case d.Kind() == reflect.Pointer && IsNested(d.Type().Elem()) && !s.IsNil():
 			fill(d.Elem(), s.Elem())
-		case d.Kind() == reflect.Struct && isNested(d.Type()):
+		case d.Kind() == reflect.Struct && IsNested(d.Type()):
 			fill(d, s)
 		case d.IsZero():
 			d.Set(s) // def is decoded afresh for every call: sharing is safe
@@ -106,9 +121,9 @@ func fill(dst, def reflect.Value) {
 	}
 }
 
-// isNested tells structs whose fields default one by one from leaf values
-// (durations, quantities and other types with their own JSON form).
-func isNested(t reflect.Type) bool {
+// IsNested tells structs made of fields of their own, as opposed to leaf
+// values (durations, quantities and other types with their own JSON form).
+func IsNested(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct || t == durationType {
 		return false
 	}
@@ -143,18 +158,25 @@ func ResolvePaths(cfg *v1beta1.KubeletConfiguration, v *schema.Version, dir stri
 
 // stringField finds the string field at a JSON path of the config.
 func stringField(cfg *v1beta1.KubeletConfiguration, path string) *string {
+	cur, ok := FieldByPath(cfg, path)
+	if !ok || cur.Kind() != reflect.String || !cur.CanAddr() {
+		return nil
+	}
+	return cur.Addr().Interface().(*string)
+}
+
+// FieldByPath finds the field at a JSON path ("authentication.webhook.enabled");
+// false when it or a pointer on the way is unset.
+func FieldByPath(cfg *v1beta1.KubeletConfiguration, path string) (reflect.Value, bool) {
 	cur := reflect.ValueOf(cfg).Elem()
 	for _, part := range strings.Split(path, ".") {
 		next, ok := fieldByJSONName(cur, part)
 		if !ok {
-			return nil
+			return reflect.Value{}, false
 		}
 		cur = next
 	}
-	if cur.Kind() != reflect.String || !cur.CanAddr() {
-		return nil
-	}
-	return cur.Addr().Interface().(*string)
+	return cur, true
 }
 
 func fieldByJSONName(v reflect.Value, name string) (reflect.Value, bool) {

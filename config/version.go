@@ -70,3 +70,13 @@ func ToMap(cfg *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]any
 	delete(m, "kind")
 	return m, nil
 }
+
+// Prune returns cfg without the fields kubelet v does not have.
+func Prune(cfg *v1beta1.KubeletConfiguration, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	js, err := JSON(cfg, v)
+	if err != nil {
+		return nil, err
+	}
+	out := &v1beta1.KubeletConfiguration{}
+	return out, json.Unmarshal(js, out)
+}

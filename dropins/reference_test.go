@@ -19,7 +19,7 @@ const scenarioDir = "../testdata/effective/scenarios"
 
 // differentialVersions are the versions whose merge models the differential
 // test covers: one per drop-in model and the newest.
-var differentialVersions = []string{"1.37"}
+var differentialVersions = []string{"1.28", "1.31", "1.32", "1.34", "1.37"}
 
 type reference struct {
 	Error     string          `json:"error"`

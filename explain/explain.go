@@ -36,8 +36,8 @@ func Field(path string, v *schema.Version) (string, error) {
 	} else if fl, minor := flagInOtherVersion(f.Path); fl != "" {
 		fmt.Fprintf(&b, "FLAG:     --%s (until kubelet %s)\n", fl, minor)
 	}
-	if f.Doc != "" {
-		fmt.Fprintf(&b, "\n%s\n", wrap(f.Doc, 80))
+	if doc := v.Doc(f.Path); doc != "" {
+		fmt.Fprintf(&b, "\n%s\n", wrap(doc, 80))
 	}
 	return b.String(), nil
 }

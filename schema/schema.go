@@ -18,7 +18,7 @@ import (
 	goversion "github.com/hashicorp/go-version"
 )
 
-//go:embed releases.txt data/*.json
+//go:embed releases.txt data/*.json data/docs/*.json
 var files embed.FS
 
 // Field is one JSON path of the v1beta1 KubeletConfiguration. Paths of list
@@ -27,7 +27,6 @@ type Field struct {
 	Path    string `json:"path"`
 	Type    string `json:"type"`
 	Pointer bool   `json:"pointer,omitempty"`
-	Doc     string `json:"doc,omitempty"`
 }
 
 // Gate is a feature gate as the kubelet registers it.
@@ -50,7 +49,6 @@ type Flag struct {
 	Deprecated  string `json:"deprecated,omitempty"`
 	Hidden      bool   `json:"hidden,omitempty"`
 	Field       string `json:"field,omitempty"`
-	Usage       string `json:"usage"`
 }
 
 // GatedDefault: when Gate is set to Enabled (the opposite of its default), the
@@ -92,12 +90,14 @@ type Version struct {
 	Minor   string // "1.37"
 	Release string // the k8s.io/kubernetes release the data was read from
 
-	once   sync.Once
-	err    error
-	d      data
-	fields map[string]*Field
-	gates  map[string]*Gate
-	flags  map[string]*Flag
+	once     sync.Once
+	docsOnce sync.Once
+	docsData *docs
+	err      error
+	d        data
+	fields   map[string]*Field
+	gates    map[string]*Gate
+	flags    map[string]*Flag
 }
 
 var (
@@ -389,4 +389,30 @@ func Legacy(name string) (LegacyFlag, bool) {
 	}
 	f, ok := legacy[name]
 	return f, ok
+}
+
+type docs struct {
+	Fields map[string]string `json:"fields"`
+	Flags  map[string]string `json:"flags"`
+}
+
+// Doc is the upstream description of a field; the descriptions are kept
+// apart from the rest of the data and read only when asked for.
+func (v *Version) Doc(path string) string { return v.docs().Fields[path] }
+
+// Usage is the kubelet's help text of a flag.
+func (v *Version) Usage(flag string) string { return v.docs().Flags[flag] }
+
+func (v *Version) docs() *docs {
+	v.docsOnce.Do(func() {
+		v.docsData = &docs{}
+		raw, err := files.ReadFile("data/docs/v" + v.Minor + ".json")
+		if err == nil {
+			err = json.Unmarshal(raw, v.docsData)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("schema docs for kubelet %s: %v", v.Minor, err))
+		}
+	})
+	return v.docsData
 }

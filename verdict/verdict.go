@@ -73,7 +73,9 @@ func Bytes(data []byte, opts Options) *Result {
 			res.Errors = append(res.Errors, f)
 		}
 	}
-	var gateErrs []string
+	// The kubelet stops at a bad gate; the rest is still worth knowing, so
+	// the configuration is validated without the gates it refuses.
+	cfg := doc.Config.DeepCopy()
 	for _, name := range sortedKeys(doc.Config.FeatureGates) {
 		for _, e := range v.CheckGates(map[string]bool{name: doc.Config.FeatureGates[name]}) {
 			if v.DefaultingChecksGates() {
@@ -81,12 +83,12 @@ func Bytes(data []byte, opts Options) *Result {
 			} else {
 				e += " (the kubelet refuses to start)"
 			}
-			gateErrs = append(gateErrs, e)
+			delete(cfg.FeatureGates, name)
 			res.Errors = append(res.Errors, place(doc, validate.Error{Field: "featureGates." + name, Message: e}))
 		}
 	}
-	if len(gateErrs) == 0 {
-		eff, placeFn := config.Default(doc.Config, v), func(e validate.Error) Finding { return place(doc, e) }
+	{
+		eff, placeFn := config.Default(cfg, v), func(e validate.Error) Finding { return place(doc, e) }
 		if opts.ConfigDir != "" {
 			merged, err := withDropins(opts, res)
 			if err != nil {

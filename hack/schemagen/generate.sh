@@ -21,6 +21,8 @@ while read -r minor release; do
   if [ "$only" != verdicts ]; then
     (cd "$dir" && ./schemagen schema "$types") > "$root/schema/data/v$minor.json.tmp"
     mv "$root/schema/data/v$minor.json.tmp" "$root/schema/data/v$minor.json"
+    (cd "$dir" && ./schemagen docs "$types") > "$root/schema/data/docs/v$minor.json.tmp"
+    mv "$root/schema/data/docs/v$minor.json.tmp" "$root/schema/data/docs/v$minor.json"
   fi
   mkdir -p "$root/testdata/reference"
   (cd "$dir" && ./schemagen verdicts "$root/testdata/validate") > "$root/testdata/reference/verdicts-v$minor.json.tmp"

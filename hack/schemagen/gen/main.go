@@ -5,6 +5,7 @@
 // code: its flag set, its defaulting, its feature gates, its validation.
 //
 //	schemagen schema KUBELET_TYPES_GO > v1.NN.json
+//	schemagen docs KUBELET_TYPES_GO > v1.NN.docs.json
 //	schemagen verdicts CORPUS_DIR > verdicts.json
 //	schemagen case FILE         (one corpus case; run in a fresh process)
 //	schemagen scenarios DIR > effective.json
@@ -51,6 +52,12 @@ func main() {
 	switch os.Args[1] {
 	case "schema":
 		out, err = schema(os.Args[2])
+	case "docs":
+		// The descriptions, apart: only `explain` needs them.
+		var sc *Schema
+		if sc, err = schema(os.Args[2]); err == nil {
+			out = docsOf(sc)
+		}
 	case "verdicts":
 		out, err = verdicts(os.Args[2])
 	case "case":
@@ -94,7 +101,7 @@ type Field struct {
 	Path     string `json:"path"`
 	Type     string `json:"type"`
 	Pointer  bool   `json:"pointer,omitempty"`
-	Doc      string `json:"doc,omitempty"`
+	Doc      string `json:"-"`
 	GoStruct string `json:"-"`
 	GoName   string `json:"-"`
 }
@@ -124,7 +131,7 @@ type Flag struct {
 	Deprecated  string `json:"deprecated,omitempty"`
 	Hidden      bool   `json:"hidden,omitempty"`
 	Field       string `json:"field,omitempty"`
-	Usage       string `json:"usage"`
+	Usage       string `json:"-"`
 }
 
 func schema(typesGo string) (*Schema, error) {
@@ -842,4 +849,23 @@ func runScenario(dir string) (eff Effective) {
 		return Effective{Error: "convert: " + err.Error()}
 	}
 	return Effective{Effective: out}
+}
+
+// Docs are the field descriptions and flag usages of a release.
+type Docs struct {
+	Fields map[string]string `json:"fields"`
+	Flags  map[string]string `json:"flags"`
+}
+
+func docsOf(s *Schema) Docs {
+	d := Docs{Fields: map[string]string{}, Flags: map[string]string{}}
+	for _, f := range s.Fields {
+		if f.Doc != "" {
+			d.Fields[f.Path] = f.Doc
+		}
+	}
+	for _, f := range s.Flags {
+		d.Flags[f.Name] = f.Usage
+	}
+	return d
 }
