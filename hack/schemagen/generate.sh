@@ -29,4 +29,8 @@ while read -r minor release; do
   mv "$root/testdata/reference/verdicts-v$minor.json.tmp" "$root/testdata/reference/verdicts-v$minor.json"
   (cd "$dir" && ./schemagen scenarios "$root/testdata/effective/scenarios") > "$root/testdata/effective/reference-v$minor.json.tmp"
   mv "$root/testdata/effective/reference-v$minor.json.tmp" "$root/testdata/effective/reference-v$minor.json"
+  if [ -d "$root/testdata/migrate/out/v$minor" ]; then
+    (cd "$dir" && ./schemagen scenarios "$root/testdata/migrate/out/v$minor") > "$root/testdata/migrate/reference-v$minor.json.tmp"
+    mv "$root/testdata/migrate/reference-v$minor.json.tmp" "$root/testdata/migrate/reference-v$minor.json"
+  fi
 done < "$root/schema/releases.txt"

@@ -1,0 +1,150 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// The versions the equivalence is proven for (hack/migratecorpus.Versions).
+var equivalenceVersions = []string{"1.31", "1.34", "1.37"}
+
+type reference struct {
+	Error     string          `json:"error"`
+	Effective json.RawMessage `json:"effective"`
+}
+
+// TestMigrationIsEquivalentForTheKubelet: for every legacy setup of the
+// corpus, the kubelet's own code (hack/schemagen scenarios) layers the old
+// setup (less the flags the version lacks) and kubeletcfg's migration of it
+// (new config file plus remaining flags) to the same effective configuration.
+// The migrations it judged are the ones kubeletcfg writes today.
+func TestMigrationIsEquivalentForTheKubelet(t *testing.T) {
+	corpus, err := os.ReadDir("../testdata/migrate/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(corpus) < 40 {
+		t.Errorf("corpus has %d setups, want at least 40", len(corpus))
+	}
+	for _, minor := range equivalenceVersions {
+		v, err := schema.Resolve(minor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs := loadReferences(t, minor)
+		for _, e := range corpus {
+			name := e.Name()
+			t.Run(minor+"/"+name, func(t *testing.T) {
+				checkCurrentOutput(t, v, name)
+				old, nw := refs[name+".old"], refs[name+".new"]
+				if old.Error != "" || nw.Error != "" {
+					t.Fatalf("the kubelet refused a setup: old: %q, new: %q", old.Error, nw.Error)
+				}
+				oldDir, _ := filepath.Abs(filepath.Join("../testdata/migrate/out", "v"+minor, name+".old"))
+				newDir, _ := filepath.Abs(filepath.Join("../testdata/migrate/out", "v"+minor, name+".new"))
+				a := bytes.ReplaceAll(old.Effective, []byte("$SCENARIO"), []byte(oldDir))
+				b := bytes.ReplaceAll(nw.Effective, []byte("$SCENARIO"), []byte(newDir))
+				if diff := cmp.Diff(asMap(t, a), asMap(t, b)); diff != "" {
+					t.Errorf("kubelet %s: effective configuration of the old setup vs the migrated one (-old +new):\n%s", minor, diff)
+				}
+			})
+		}
+	}
+}
+
+// checkCurrentOutput: what Run writes now is what was judged.
+func checkCurrentOutput(t *testing.T, v *schema.Version, name string) {
+	t.Helper()
+	src, _ := filepath.Abs(filepath.Join("../testdata/migrate/corpus", name))
+	raw, err := os.ReadFile(filepath.Join(src, "args"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		if l != "" {
+			args = append(args, l)
+		}
+	}
+	res, err := Run(Options{Version: v, Args: args, Dir: src, ConfigPath: "new-config.yaml", LookupEnv: func(string) (string, bool) { return "", true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("../testdata/migrate/out", "v"+v.Minor, name+".new")
+	doc, err := os.ReadFile(filepath.Join(dir, "new-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var judged map[string]any
+	if err := yaml.Unmarshal(doc, &judged); err != nil {
+		t.Fatal(err)
+	}
+	now, _ := json.Marshal(res.Config)
+	var current map[string]any
+	_ = json.Unmarshal(now, &current)
+	if diff := cmp.Diff(judged, current); diff != "" {
+		t.Errorf("migrate writes another config than the one the kubelet judged (run go run ./hack/migratecorpus -migrate && make schema) (-judged +now):\n%s", diff)
+	}
+	judgedArgs, _ := os.ReadFile(filepath.Join(dir, "args"))
+	if got := strings.Join(res.Flags, "\n") + "\n"; got != string(judgedArgs) {
+		t.Errorf("remaining flags differ from the judged ones:\njudged: %q\nnow:    %q", judgedArgs, got)
+	}
+}
+
+func loadReferences(t *testing.T, minor string) map[string]reference {
+	t.Helper()
+	raw, err := os.ReadFile("../testdata/migrate/reference-v" + minor + ".json")
+	if err != nil {
+		t.Fatalf("%v (run make schema)", err)
+	}
+	refs := map[string]reference{}
+	if err := json.Unmarshal(raw, &refs); err != nil {
+		t.Fatal(err)
+	}
+	return refs
+}
+
+func asMap(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	return m
+}
+
+// TestEveryConfigFlagIsInTheCorpus: every config-backed flag of every
+// supported version appears in some setup.
+func TestEveryConfigFlagIsInTheCorpus(t *testing.T) {
+	used := map[string]bool{}
+	dirs, _ := filepath.Glob("../testdata/migrate/corpus/*/args")
+	for _, p := range dirs {
+		raw, _ := os.ReadFile(p)
+		for _, a := range strings.Fields(string(raw)) {
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			used[strings.ReplaceAll(name, "_", "-")] = true
+		}
+	}
+	var missing []string
+	for _, v := range schema.Versions() {
+		for _, f := range v.Flags() {
+			if f.Field != "" && !used[f.Name] {
+				missing = append(missing, v.Minor+":"+f.Name)
+			}
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("config-backed flags not in the corpus: %v", missing)
+	}
+}
