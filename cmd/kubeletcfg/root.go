@@ -63,6 +63,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error.`,
 		newExplainCmd(s),
 		newEffectiveCmd(s),
 		newMigrateCmd(s),
+		newDiffCmd(s),
 	)
 	return root
 }
