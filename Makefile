@@ -49,22 +49,35 @@ demo: build
 schema: legacy-flags
 	hack/schemagen/generate.sh
 
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./config/ -run '^$$' -fuzz FuzzDecode -fuzztime 30s
+	$(GO) test ./config/ -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./flags/ -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin _build
 
-# Whole-process time and peak memory of validate on a typical 60-line config,
-# against a program built on k8s.io/kubernetes 1.37 that loads, defaults and
-# validates the same file (the schema generator's "case" command), in one run.
-BASELINE := _build/schemagen/$(shell awk '$$1=="1.37"{print $$2}' schema/releases.txt)/schemagen
+# Whole-process time and peak memory of kubeletcfg, each against a program
+# built on k8s.io/kubernetes 1.37 doing the same job with the kubelet's own code
+# (the schema generator: "case" loads, defaults and validates a config file;
+# "scenario" layers a setup), side by side in one run.
+BASELINE := $(CURDIR)/_build/schemagen/$(shell awk '$$1=="1.37"{print $$2}' schema/releases.txt)/schemagen
+BENCH_N  ?= 30
 bench: build
 	SCHEMAGEN_ONLY=build hack/schemagen/generate.sh 1.37
-	$(GO) test ./config/ -run '^$$' -bench . -benchmem
-	$(GO) run ./hack/bench -n 30 \
+	$(GO) test ./config/ ./flags/ -run '^$$' -bench . -benchmem
+	@echo "== validate, a typical 57-line config"
+	$(GO) run ./hack/bench -n $(BENCH_N) \
 	  '$(BIN) validate --kubelet-version 1.37 $(SAMPLE)/var/lib/kubelet/config.yaml' \
 	  '$(BASELINE) case $(SAMPLE)/var/lib/kubelet/config.yaml'
+	@echo "== effective, a config, 20 drop-ins and 30 flags"
+	$(GO) run ./hack/bench -n $(BENCH_N) -dir testdata/bench/effective-node \
+	  '$(CURDIR)/$(BIN) effective --kubelet-version 1.37 -- $(shell cat testdata/bench/effective-node/args)' \
+	  '$(BASELINE) scenario .'
+	@echo "== migrate, a 40-flag kubeadm node"
+	$(GO) run ./hack/bench -n $(BENCH_N) -dir testdata/bench/migrate-node \
+	  '$(CURDIR)/$(BIN) migrate --kubelet-version 1.37 -- $(shell cat testdata/bench/migrate-node/args)' \
+	  '$(BASELINE) scenario .'
 
 # Flags of kubelets older than the supported ones, read from their source, so
 # that migrate knows flags that went away before 1.28.

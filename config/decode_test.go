@@ -39,7 +39,7 @@ func TestDecodeProblems(t *testing.T) {
 		{name: "duplicate map key", minor: "1.37", doc: header + "evictionHard:\n  memory.available: 1Gi\n  memory.available: 2Gi\n",
 			want: []string{`f.yaml:5:3: evictionHard.memory.available: duplicate key (first at line 4)`}},
 		{name: "field newer than version", minor: "1.28", doc: header + "mergeDefaultEvictionSettings: true\n",
-			want: []string{`mergeDefaultEvictionSettings: field "mergeDefaultEvictionSettings" is not known to kubelet 1.28 (kubelets from 1.34 on have it)`}},
+			want: []string{`mergeDefaultEvictionSettings: field "mergeDefaultEvictionSettings" is not known to kubelet 1.28 (kubelets from 1.33 on have it)`}},
 		{name: "list element", minor: "1.37", doc: header + "registerWithTaints:\n- key: a\n  efect: NoSchedule\n",
 			want: []string{`f.yaml:5:3: registerWithTaints[0].efect: unknown field "efect" (did you mean "effect"?)`}},
 	}

@@ -61,7 +61,7 @@ func Parse(args []string, v *schema.Version) (*CommandLine, error) {
 	fs.Usage = func() {}
 	for _, f := range v.Flags() {
 		rec := &recorder{flag: f, cl: cl}
-		fl := fs.VarPF(rec, f.Name, f.Shorthand, f.Usage)
+		fl := fs.VarPF(rec, f.Name, f.Shorthand, "")
 		fl.NoOptDefVal = f.NoOptDefVal
 		if f.Type == "bool" && fl.NoOptDefVal == "" {
 			fl.NoOptDefVal = "true"

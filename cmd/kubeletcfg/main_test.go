@@ -112,7 +112,7 @@ func TestExplain(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = runCLI(t, "explain", "mergeDefaultEvictionSettings", "--kubelet-version", "1.30")
-	if code != 2 || !strings.Contains(errOut, "from 1.34 on") {
+	if code != 2 || !strings.Contains(errOut, "from 1.33 on") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
