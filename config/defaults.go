@@ -69,12 +69,7 @@ func defaultsFor(v *schema.Version, base json.RawMessage, gates map[string]bool)
 		return nil, err
 	}
 	for _, gd := range v.GatedDefaults() {
-		g, _ := v.Gate(gd.Gate)
-		on := g.Default
-		if set, ok := gates[gd.Gate]; ok {
-			on = set
-		}
-		if on != gd.Enabled {
+		if v.GateEnabled(gd.Gate, gates) != gd.Enabled {
 			continue
 		}
 		var vals map[string]json.RawMessage

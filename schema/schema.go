@@ -35,6 +35,8 @@ type Gate struct {
 	Default bool   `json:"default"`
 	Stage   string `json:"stage"` // ALPHA, BETA, GA, DEPRECATED
 	Locked  bool   `json:"locked,omitempty"`
+	// DependsOn lists the gates this one needs enabled (from 1.35 on).
+	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
 // Flag is one kubelet command-line flag. Field is the JSON path of the
@@ -415,4 +417,30 @@ func (v *Version) docs() *docs {
 		}
 	})
 	return v.docsData
+}
+
+// GateEnabled is the kubelet's feature gate's answer for a gate after it took
+// the settings in set: the setting, else the one AllAlpha or AllBeta gives
+// the gate's stage, else the default. A gate the version lacks is off.
+func (v *Version) GateEnabled(name string, set map[string]bool) bool {
+	if on, ok := set[name]; ok {
+		return on
+	}
+	g, ok := v.Gate(name)
+	if !ok {
+		return false
+	}
+	if !g.Locked && name != "AllAlpha" && name != "AllBeta" {
+		switch g.Stage {
+		case "ALPHA":
+			if on, ok := set["AllAlpha"]; ok {
+				return on
+			}
+		case "BETA":
+			if on, ok := set["AllBeta"]; ok {
+				return on
+			}
+		}
+	}
+	return g.Default
 }

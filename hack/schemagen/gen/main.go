@@ -117,6 +117,9 @@ type Gate struct {
 	Default bool   `json:"default"`
 	Stage   string `json:"stage"`
 	Locked  bool   `json:"locked,omitempty"`
+	// DependsOn lists the gates this one needs enabled (component-base
+	// records dependencies from 1.35 on).
+	DependsOn []string `json:"dependsOn,omitempty"`
 }
 
 type Flag struct {
@@ -465,13 +468,24 @@ func kubernetesDir() string {
 }
 
 func gates() []Gate {
+	deps := map[string][]string{}
+	if m := reflect.ValueOf(utilfeature.DefaultMutableFeatureGate).MethodByName("Dependencies"); m.IsValid() {
+		iter := m.Call(nil)[0].MapRange()
+		for iter.Next() {
+			for i := 0; i < iter.Value().Len(); i++ {
+				deps[iter.Key().String()] = append(deps[iter.Key().String()], iter.Value().Index(i).String())
+			}
+		}
+	}
 	var out []Gate
 	for name, spec := range utilfeature.DefaultMutableFeatureGate.GetAll() {
 		stage := string(spec.PreRelease)
 		if stage == "" {
 			stage = "GA"
 		}
-		out = append(out, Gate{Name: string(name), Default: spec.Default, Stage: stage, Locked: spec.LockToDefault})
+		d := deps[string(name)]
+		sort.Strings(d)
+		out = append(out, Gate{Name: string(name), Default: spec.Default, Stage: stage, Locked: spec.LockToDefault, DependsOn: d})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
