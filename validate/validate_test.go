@@ -124,7 +124,6 @@ func TestReferenceVerdicts(t *testing.T) {
 	}
 }
 
-
 // TestCorpusThroughConfig runs the corpus through config.Decode and
 // config.Default, as kubeletcfg does, then validates: the whole pipeline
 // must reach the kubelet's verdict.
