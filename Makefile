@@ -17,14 +17,11 @@ vet:
 test: vet
 	$(GO) test ./...
 
-# The main job on an embedded sample node (testdata/nodes/kubeadm-1.31): its
-# kubelet runs with a config file plus flags from kubeadm-flags.env and
-# /etc/default/kubelet. Validate the file, show what the kubelet really runs
-# and where each value comes from, migrate the flags into the file, and diff.
-NODE_ARGS := --config=$(SAMPLE)/var/lib/kubelet/config.yaml \
-	--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock --pod-infra-container-image=registry.k8s.io/pause:3.9 --node-ip=10.0.0.21 \
-	--kubeconfig=/etc/kubernetes/kubelet.conf --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \
-	--max-pods=150 --node-labels=node.kubernetes.io/pool=general --eviction-hard=memory.available<500Mi
+# The main job on an embedded sample node (testdata/nodes/kubeadm-1.31, an
+# offline node image): its kubelet.service, kubeadm drop-in, kubeadm-flags.env
+# and /etc/default/kubelet are read as systemd reads them. Validate the config
+# file, show what the kubelet really runs and where each value comes from,
+# migrate the flags into the file, and diff a proposed change.
 demo: build
 	@echo "== kubeletcfg validate --kubelet-version 1.31 $(SAMPLE)/var/lib/kubelet/config.yaml"
 	@$(BIN) validate --kubelet-version 1.31 $(SAMPLE)/var/lib/kubelet/config.yaml
@@ -32,14 +29,14 @@ demo: build
 	@echo "== kubeletcfg validate --kubelet-version 1.31 $(SAMPLE)/broken-config.yaml   (exit 1 expected)"
 	@$(BIN) validate --kubelet-version 1.31 $(SAMPLE)/broken-config.yaml || test $$? -eq 1
 	@echo
-	@echo "== kubeletcfg effective --kubelet-version 1.31 --show-origin -- <the node's kubelet command line>   (excerpt)"
-	@$(BIN) effective --kubelet-version 1.31 --show-origin -- $(NODE_ARGS) | grep -E "^#|maxPods|evictionHard|containerRuntimeEndpoint|authentication.anonymous|syncFrequency"
+	@echo "== kubeletcfg effective --kubelet-version 1.31 --root $(SAMPLE) --show-origin   (excerpt)"
+	@$(BIN) effective --kubelet-version 1.31 --root $(SAMPLE) --show-origin | grep -E "^#|maxPods|evictionHard|containerRuntimeEndpoint|authentication.anonymous|syncFrequency"
 	@echo
-	@echo "== kubeletcfg migrate --kubelet-version 1.31 -- <the node's kubelet command line>"
-	@$(BIN) migrate --kubelet-version 1.31 -- $(NODE_ARGS)
+	@echo "== kubeletcfg migrate --kubelet-version 1.31 --root $(SAMPLE)"
+	@$(BIN) migrate --kubelet-version 1.31 --root $(SAMPLE)
 	@echo
-	@echo "== kubeletcfg diff --kubelet-version 1.31 $(SAMPLE)/new-config.yaml --against $(SAMPLE)/var/lib/kubelet/config.yaml   (exit 1: changes)"
-	@$(BIN) diff --kubelet-version 1.31 $(SAMPLE)/new-config.yaml --against $(SAMPLE)/var/lib/kubelet/config.yaml || test $$? -eq 1
+	@echo "== kubeletcfg diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml   (exit 1: changes)"
+	@$(BIN) diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml || test $$? -eq 1
 	@echo
 	@echo "== kubeletcfg explain evictionHard --kubelet-version 1.31"
 	@$(BIN) explain evictionHard --kubelet-version 1.31

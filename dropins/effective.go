@@ -25,6 +25,12 @@ type Options struct {
 	Dir string
 	// LookupEnv reads the kubelet's environment; nil means kubeletcfg's own.
 	LookupEnv func(string) (string, bool)
+	// Root is the root directory of an offline node image: the paths the
+	// kubelet names are read under it ("" for the live node).
+	Root string
+	// ArgSources says, for each element of Args, where it was written (an
+	// env file, a unit); shown with the origin of the flags.
+	ArgSources []string
 }
 
 // Origin says where a value came from.
@@ -35,6 +41,8 @@ type Origin struct {
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
 	Flag string `json:"flag,omitempty"`
+	// From is where the flag was written (an env file, a unit), when known.
+	From string `json:"from,omitempty"`
 }
 
 func (o Origin) String() string {
@@ -45,6 +53,9 @@ func (o Origin) String() string {
 		}
 		return o.File
 	case "flag":
+		if o.From != "" {
+			return "flag --" + o.Flag + " (from " + o.From + ")"
+		}
 		return "flag --" + o.Flag
 	case "flags-default":
 		return "flags-only default"
@@ -76,7 +87,7 @@ func Effective(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Version: v, Flags: cl.Remaining(), Warnings: append([]string(nil), cl.Deprecated...)}
+	res := &Result{Version: v, Flags: cl.Remaining(), Warnings: deprecations(cl)}
 	res.ConfigFile, _ = cl.Value("config")
 	res.ConfigDir, _ = cl.Value("config-dir")
 	leaves := leafPaths(v)
@@ -99,10 +110,10 @@ func Effective(opts Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		markFlags(origins, set, cl)
+		markFlags(origins, set, cl, opts.ArgSources)
 	} else {
-		path := resolve(opts.Dir, res.ConfigFile)
-		if cfg, err = loadConfigFile(path, v, res); err != nil {
+		path := onDisk(opts, res.ConfigFile)
+		if cfg, err = loadConfigFile(path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
 			return nil, err
 		}
 		if v.DefaultingChecksGates() {
@@ -116,7 +127,7 @@ func Effective(opts Options) (*Result, error) {
 	}
 
 	if res.ConfigDir != "" {
-		dir := resolve(opts.Dir, res.ConfigDir)
+		dir := onDisk(opts, res.ConfigDir)
 		if env := v.DropinEnv(); env != "" {
 			lookup := opts.LookupEnv
 			if lookup == nil {
@@ -143,7 +154,7 @@ func Effective(opts Options) (*Result, error) {
 			return nil, fmt.Errorf("failed to precedence kubeletConfigFlag: %w", err)
 		}
 		warnShadowed(res, origins, set, before, cl)
-		markFlags(origins, set, cl)
+		markFlags(origins, set, cl, opts.ArgSources)
 		if err := gateError(v, cfg, "failed to set feature gates from initial flags-based config"); err != nil {
 			return nil, err
 		}
@@ -151,6 +162,28 @@ func Effective(opts Options) (*Result, error) {
 	res.Config = cfg
 	res.Origins = origins
 	return res, nil
+}
+
+// deprecations reports deprecated flags; the many that are deprecated only
+// because their field belongs in the config file are named together.
+func deprecations(cl *flags.CommandLine) []string {
+	var out, movable []string
+	seen := map[string]bool{}
+	for _, o := range cl.Occurrences {
+		if o.Flag.Deprecated == "" || seen[o.Flag.Name] {
+			continue
+		}
+		seen[o.Flag.Name] = true
+		if o.Flag.Field != "" && strings.Contains(o.Flag.Deprecated, "config file") {
+			movable = append(movable, "--"+o.Flag.Name)
+		} else {
+			out = append(out, fmt.Sprintf("--%s is deprecated: %s", o.Flag.Name, o.Flag.Deprecated))
+		}
+	}
+	if len(movable) > 0 {
+		out = append(out, fmt.Sprintf("%s: deprecated as flags, these belong in the config file (kubeletcfg migrate moves them)", strings.Join(movable, ", ")))
+	}
+	return out
 }
 
 // gateError is the kubelet's refusal of the feature gates of cfg, if any.
@@ -161,11 +194,37 @@ func gateError(v *schema.Version, cfg *v1beta1.KubeletConfiguration, what string
 	return nil
 }
 
-func resolve(dir, p string) string {
-	if filepath.IsAbs(p) || dir == "" {
-		return p
+// onDisk is where a path the kubelet names is read: relative to its working
+// directory, under the root of an offline node image.
+func onDisk(opts Options, p string) string {
+	if !filepath.IsAbs(p) && (opts.Dir != "" || opts.Root != "") {
+		dir := opts.Dir
+		if dir == "" {
+			dir = "/" // a systemd service runs in /
+		}
+		p = filepath.Join(dir, p)
 	}
-	return filepath.Join(dir, p)
+	if opts.Root != "" {
+		return filepath.Join(opts.Root, p)
+	}
+	return p
+}
+
+// nodeDir is the directory of a file as the kubelet sees it, against which
+// relative paths in the file resolve.
+func nodeDir(opts Options, p string) string {
+	if !filepath.IsAbs(p) {
+		dir := opts.Dir
+		if dir == "" {
+			if opts.Root != "" {
+				dir = "/"
+			} else {
+				dir, _ = os.Getwd()
+			}
+		}
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Dir(p)
 }
 
 func mustRead(path string) []byte {
@@ -176,7 +235,7 @@ func mustRead(path string) []byte {
 // loadConfigFile reads the --config file as the kubelet does: decoded
 // leniently (unknown fields dropped: reported as warnings), defaulted, paths
 // resolved against its directory.
-func loadConfigFile(path string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, error) {
+func loadConfigFile(path, dir string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
@@ -188,11 +247,7 @@ func loadConfigFile(path string, v *schema.Version, res *Result) (*v1beta1.Kubel
 	for _, p := range doc.Problems {
 		res.Warnings = append(res.Warnings, p.Error())
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	return config.ResolvePaths(config.Default(doc.Config, v), v, filepath.Dir(abs)), nil
+	return config.ResolvePaths(config.Default(doc.Config, v), v, dir), nil
 }
 
 func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Version, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
@@ -299,9 +354,18 @@ func flagFor(cl *flags.CommandLine, path string) string {
 	return "?"
 }
 
-func markFlags(origins map[string]Origin, set []string, cl *flags.CommandLine) {
+func markFlags(origins map[string]Origin, set []string, cl *flags.CommandLine, sources []string) {
 	for _, path := range set {
-		origins[path] = Origin{Kind: "flag", Flag: flagFor(cl, path)}
+		o := Origin{Kind: "flag", Flag: flagFor(cl, path)}
+		for i := len(cl.Occurrences) - 1; i >= 0; i-- {
+			if occ := cl.Occurrences[i]; occ.Flag.Field == path {
+				if occ.Index >= 0 && occ.Index < len(sources) {
+					o.From = sources[occ.Index]
+				}
+				break
+			}
+		}
+		origins[path] = o
 	}
 }
 

@@ -29,6 +29,8 @@ type Options struct {
 	// ConfigPath is where the new config file will live; it replaces the old
 	// --config on the remaining command line.
 	ConfigPath string
+	// Root is the root directory of an offline node image ("" live node).
+	Root string
 }
 
 // Removed is a flag the target kubelet no longer has.
@@ -57,7 +59,7 @@ func Run(opts Options) (*Result, error) {
 		opts.ConfigPath = "/var/lib/kubelet/config.yaml"
 	}
 	args, removed := dropRemoved(opts.Args, v)
-	old, err := dropins.Effective(dropins.Options{Version: v, Args: args, Dir: opts.Dir, LookupEnv: opts.LookupEnv})
+	old, err := dropins.Effective(dropins.Options{Version: v, Args: args, Dir: opts.Dir, LookupEnv: opts.LookupEnv, Root: opts.Root})
 	if err != nil {
 		return nil, fmt.Errorf("the old setup does not start kubelet %s: %w", v.Minor, err)
 	}
@@ -79,7 +81,7 @@ func Run(opts Options) (*Result, error) {
 func notMigrated(warnings []string) []string {
 	out := []string{}
 	for _, w := range warnings {
-		if !strings.Contains(w, "should be set via the config file") {
+		if !strings.Contains(w, "belong in the config file") {
 			out = append(out, w)
 		}
 	}

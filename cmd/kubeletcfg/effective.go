@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 type effectiveFlags struct {
@@ -33,8 +34,12 @@ flags that have no config field. --show-origin names, for every field, the
 default, file and line, or flag it came from.
 
 The kubelet command line goes after --; --config and --config-dir here are
-shorthands for putting them there.`,
-		Example: `  kubeletcfg effective --kubelet-version 1.37 --config /var/lib/kubelet/config.yaml --config-dir /etc/kubernetes/kubelet.conf.d
+shorthands for putting them there. With none of them, effective reads the
+node's kubelet.service, its drop-ins and the environment files they name, as
+systemd does (under --root for an offline node image).`,
+		Example: `  kubeletcfg effective --show-origin
+  kubeletcfg effective --root /mnt/node-image --kubelet-version 1.31
+  kubeletcfg effective --kubelet-version 1.37 --config /var/lib/kubelet/config.yaml --config-dir /etc/kubernetes/kubelet.conf.d
   kubeletcfg effective --kubelet-version 1.31 --show-origin -- --config=/var/lib/kubelet/config.yaml --max-pods=150
   kubeletcfg effective --kubelet-version 1.30 -o json -- --max-pods=150 --eviction-hard=memory.available<500Mi`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,10 +57,16 @@ shorthands for putting them there.`,
 			if f.configDir != "" {
 				kargs = append(kargs, "--config-dir="+f.configDir)
 			}
+			opts := dropins.Options{Version: v, Args: kargs, Root: f.root}
 			if len(kargs) == 0 {
-				return fmt.Errorf("nothing to layer: give --config, --config-dir or the kubelet's command line after --")
+				k, err := node.DiscoverKubelet(f.root)
+				if err != nil {
+					return fmt.Errorf("reading the node's kubelet unit (or give --config, --config-dir or the kubelet's command line after --): %w", err)
+				}
+				opts.Args, opts.ArgSources, opts.LookupEnv = k.Args, k.Sources, k.LookupEnv
+				fmt.Fprintf(s.ErrOut, "note: the kubelet's command line from %s\n", strings.Join(k.Files, ", "))
 			}
-			res, err := dropins.Effective(dropins.Options{Version: v, Args: kargs})
+			res, err := dropins.Effective(opts)
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeletcfg/kubeletcfg/migrate"
+	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 type migrateFlags struct {
@@ -22,7 +23,7 @@ type migrateFlags struct {
 func newMigrateCmd(s streams) *cobra.Command {
 	f := &migrateFlags{}
 	cmd := &cobra.Command{
-		Use:   "migrate [flags] -- KUBELET_ARGS...",
+		Use:   "migrate [flags] [-- KUBELET_ARGS...]",
 		Short: "Turn legacy kubelet flags into a KubeletConfiguration for a kubelet version",
 		Long: `migrate reads the kubelet's old command line (and the old --config file and
 --config-dir drop-ins it names) the way the target kubelet version would, and
@@ -35,20 +36,28 @@ read-only port 10255, no evictionHard) are written out and reported.
 
 Before printing, migrate lays the new setup the way the kubelet would and
 checks it gives the old effective configuration.`,
-		Example: `  kubeletcfg migrate --kubelet-version 1.31 -- --kubeconfig=/etc/kubernetes/kubelet.conf --max-pods=150 --eviction-hard=memory.available<500Mi
+		Example: `  kubeletcfg migrate                       # the node's kubelet.service, drop-ins and env files
+  kubeletcfg migrate --root /mnt/node-image --kubelet-version 1.31
+  kubeletcfg migrate --kubelet-version 1.31 -- --kubeconfig=/etc/kubernetes/kubelet.conf --max-pods=150 --eviction-hard=memory.available<500Mi
   kubeletcfg migrate --kubelet-version 1.37 -o json -- $(cat /proc/$(pidof kubelet)/cmdline | tr '\0' ' ' | cut -d' ' -f2-)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.output != "yaml" && f.output != "json" {
 				return fmt.Errorf("--output %q: must be yaml or json", f.output)
 			}
-			if len(args) == 0 {
-				return fmt.Errorf("give the kubelet's old command line after --")
-			}
 			v, err := f.resolve(s)
 			if err != nil {
 				return err
 			}
-			res, err := migrate.Run(migrate.Options{Version: v, Args: args, ConfigPath: f.configPath})
+			opts := migrate.Options{Version: v, Args: args, ConfigPath: f.configPath, Root: f.root}
+			if len(args) == 0 {
+				k, err := node.DiscoverKubelet(f.root)
+				if err != nil {
+					return fmt.Errorf("reading the node's kubelet unit (or give the kubelet's command line after --): %w", err)
+				}
+				opts.Args, opts.LookupEnv = k.Args, k.LookupEnv
+				fmt.Fprintf(s.ErrOut, "note: the kubelet's command line from %s\n", strings.Join(k.Files, ", "))
+			}
+			res, err := migrate.Run(opts)
 			if err != nil {
 				return err
 			}
