@@ -76,6 +76,8 @@ type Result struct {
 	ConfigDir  string
 	Dropins    []string
 	Warnings   []string
+
+	defaultEviction bool // the --config file set no evictionHard
 }
 
 // Effective layers a setup as its kubelet version does: defaults (or the
@@ -116,13 +118,14 @@ func Effective(opts Options) (*Result, error) {
 		if cfg, err = loadConfigFile(path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
 			return nil, err
 		}
+		doc, _ := config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
+		res.defaultEviction = doc != nil && doc.Config.EvictionHard == nil
 		if v.DefaultingChecksGates() {
 			if err := gateError(v, cfg, "failed to load kubelet config file: the kubelet panics while defaulting"); err != nil {
 				return nil, err
 			}
 		}
 		setAll(origins, leaves, Origin{Kind: "default"})
-		doc, _ := config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
 		markKeys(origins, leaves, doc, cfg, Origin{Kind: "file", File: path})
 	}
 
@@ -271,7 +274,7 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Versi
 	// Attribute each change to the drop-in that made it.
 	prev := cfg
 	for i, d := range ds {
-		next, err := mergeAll(cfg, ds[:i+1], v)
+		next, err := mergeAll(cfg, ds[:i+1], v, res.defaultEviction)
 		if err != nil {
 			return nil, err
 		}

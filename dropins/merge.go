@@ -88,26 +88,16 @@ func read(path string, v *schema.Version) (*Dropin, error) {
 }
 
 // mergeAll applies the drop-ins onto cfg with the merge of version v.
-func mergeAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+// defaultEviction tells that cfg's evictionHard is the kubelet's default
+// (the --config file set none), which matters to the 1.28 merge.
+func mergeAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, defaultEviction bool) (*v1beta1.KubeletConfiguration, error) {
 	switch v.DropinMerge() {
 	case schema.VersionedMergePatch:
 		return mergePatchVersioned(cfg, ds, v)
 	case schema.InternalMergePatch:
-		for _, d := range ds {
-			var err error
-			if cfg, err = mergePatchInternal(cfg, d.JSON, v); err != nil {
-				return nil, err
-			}
-		}
-		return cfg, nil
+		return mergePatchInternal(cfg, ds, v)
 	case schema.LoadAndCopy:
-		for _, d := range ds {
-			var err error
-			if cfg, err = loadAndCopy(cfg, d, v); err != nil {
-				return nil, err
-			}
-		}
-		return cfg, nil
+		return loadAndCopyAll(cfg, ds, v, defaultEviction)
 	}
 	return nil, fmt.Errorf("kubelet %s: unknown drop-in merge %q", v.Minor, v.DropinMerge())
 }
@@ -137,14 +127,23 @@ func mergePatchVersioned(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *sch
 	return config.DefaultVersioned(out, v), nil
 }
 
-// mergePatchInternal is the merge of 1.29–1.31: the patch goes onto the JSON
+// mergePatchInternal is the merge of 1.29–1.31: the patches go onto the JSON
 // of the kubelet's internal configuration, whose keys are Go field names, and
-// the result is decoded into that same configuration. So a drop-in key whose
-// v1beta1 name differs from the Go field name (resolvConf) is lost, null
-// changes nothing, and maps gain keys instead of being replaced.
-func mergePatchInternal(cfg *v1beta1.KubeletConfiguration, patch []byte, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+// the result is decoded into that same configuration. Drop-in keys never meet
+// the base's keys, so the drop-ins merge among themselves (a later null
+// deletes an earlier drop-in's value), then decode over the configuration:
+// a key whose v1beta1 name differs from the Go field name (resolvConf) is
+// lost, and maps gain keys instead of being replaced.
+func mergePatchInternal(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	acc := []byte("{}")
+	for _, d := range ds {
+		var err error
+		if acc, err = jsonpatch.MergePatch(acc, d.JSON); err != nil {
+			return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
+		}
+	}
 	var p map[string]any
-	if err := json.Unmarshal(patch, &p); err != nil {
+	if err := json.Unmarshal(acc, &p); err != nil {
 		return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
 	}
 	stripNulls(p)
@@ -221,22 +220,39 @@ func fieldFold(t reflect.Type, key string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-// loadAndCopy is the merge of 1.28: the drop-in is loaded and defaulted like a
-// --config file, then every non-zero field of it overrides the configuration
-// so far. A drop-in therefore resets what it does not mention to the default,
-// and cannot set a zero or false value.
-func loadAndCopy(cfg *v1beta1.KubeletConfiguration, d *Dropin, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
-	data, err := os.ReadFile(d.Path)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := config.Decode(data, config.DecodeOptions{File: d.Path, Version: v, AllowUnknownFields: true})
-	if err != nil {
-		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", d.Path, err)
-	}
-	src := config.ResolvePaths(config.Default(doc.Config, v), v, filepath.Dir(d.Path))
+// loadAndCopyAll is the merge of 1.28: each drop-in is loaded and defaulted
+// like a --config file, then every non-zero field of it overrides the
+// configuration so far. A drop-in therefore resets what it does not mention
+// to the default, and cannot set a zero or false value.
+//
+// The kubelet gives a file without evictionHard its default map itself, not a
+// copy, and the merge writes into maps in place: once a drop-in's thresholds
+// are merged into that shared map, every later file without evictionHard
+// "defaults" to them too.
+func loadAndCopyAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, defaultEviction bool) (*v1beta1.KubeletConfiguration, error) {
 	out := cfg.DeepCopy()
-	override(reflect.ValueOf(out).Elem(), reflect.ValueOf(src).Elem())
+	shared := config.Default(&v1beta1.KubeletConfiguration{}, v).EvictionHard
+	if defaultEviction {
+		for k, val := range out.EvictionHard {
+			shared[k] = val
+		}
+		out.EvictionHard = shared
+	}
+	for _, d := range ds {
+		data, err := os.ReadFile(d.Path)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := config.Decode(data, config.DecodeOptions{File: d.Path, Version: v, AllowUnknownFields: true})
+		if err != nil {
+			return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", d.Path, err)
+		}
+		src := config.ResolvePaths(config.Default(doc.Config, v), v, filepath.Dir(d.Path))
+		if doc.Config.EvictionHard == nil {
+			src.EvictionHard = shared
+		}
+		override(reflect.ValueOf(out).Elem(), reflect.ValueOf(src).Elem())
+	}
 	return out, nil
 }
 

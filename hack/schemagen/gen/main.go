@@ -857,6 +857,9 @@ func runScenario(dir string) (eff Effective) {
 		if err := appKubeletConfigFlagPrecedence(kc, args); err != nil {
 			return Effective{Error: "failed to precedence kubeletConfigFlag: " + err.Error()}
 		}
+		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(kc.FeatureGates); err != nil {
+			return Effective{Error: "failed to set feature gates from initial flags-based config: " + err.Error()}
+		}
 	}
 	out, err := versionedJSON(kc)
 	if err != nil {
