@@ -1,6 +1,7 @@
 package dropins
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -152,6 +153,9 @@ func Effective(opts Options) (*Result, error) {
 
 	if res.ConfigFile != "" || res.ConfigDir != "" {
 		before := cfg.DeepCopy()
+		if err := applyResets(cfg, v, origins, res); err != nil {
+			return nil, err
+		}
 		set, err := cl.Apply(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("failed to precedence kubeletConfigFlag: %w", err)
@@ -165,6 +169,29 @@ func Effective(opts Options) (*Result, error) {
 	res.Config = cfg
 	res.Origins = origins
 	return res, nil
+}
+
+// applyResets sets the fields the kubelet resets when it registers its flags
+// again over the loaded configuration, and warns when that loses a value.
+func applyResets(cfg *v1beta1.KubeletConfiguration, v *schema.Version, origins map[string]Origin, res *Result) error {
+	for path, raw := range v.RegisterResets() {
+		f, ok := config.FieldByPath(cfg, path)
+		if !ok {
+			continue
+		}
+		zero := reflect.New(f.Type()).Elem()
+		if string(raw) != "null" {
+			if err := json.Unmarshal(raw, zero.Addr().Interface()); err != nil {
+				return fmt.Errorf("reset of %s: %w", path, err)
+			}
+		}
+		if !reflect.DeepEqual(f.Interface(), zero.Interface()) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s set at %s has no effect: kubelet %s resets it when it re-applies its command line over the config (only the flag sets it)", path, origins[path], v.Minor))
+			origins[path] = Origin{Kind: "default"}
+		}
+		f.Set(zero)
+	}
+	return nil
 }
 
 // deprecations reports deprecated flags; the many that are deprecated only

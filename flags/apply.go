@@ -125,7 +125,9 @@ func assign(f reflect.Value, val any, first bool) error {
 		case durationType:
 			f.Set(reflect.ValueOf(metav1.Duration{Duration: x}))
 		case timeOrMetaType:
-			f.Set(reflect.ValueOf(logsapi.TimeOrMetaDuration{Duration: metav1.Duration{Duration: x}}))
+			// The kubelet's flag writes the inner duration only: how the
+			// value is printed (string or number) stays as it was.
+			f.FieldByName("Duration").Set(reflect.ValueOf(metav1.Duration{Duration: x}))
 		default:
 			f.SetInt(int64(x))
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -72,7 +73,10 @@ func Run(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Flags = remainingFlags(old, opts.ConfigPath)
+	res.Flags = remainingFlags(old, args, opts.ConfigPath, v)
+	for path := range v.RegisterResets() {
+		dropPath(res.Config, path)
+	}
 	res.Warnings = append(res.Warnings, securityWarnings(old)...)
 	return res, nil
 }
@@ -215,7 +219,10 @@ func diffMap(have, def map[string]any, prefix string, v *schema.Version) map[str
 	return out
 }
 
-func remainingFlags(old *dropins.Result, configPath string) []string {
+// remainingFlags are the flags without a config field, and those whose field
+// the kubelet resets when it re-applies its command line over the config
+// file: only the flag can set those.
+func remainingFlags(old *dropins.Result, args []string, configPath string, v *schema.Version) []string {
 	out := []string{"--config=" + configPath}
 	for _, o := range old.Flags {
 		if o.Flag.Name == "config" || o.Flag.Name == "config-dir" {
@@ -223,7 +230,30 @@ func remainingFlags(old *dropins.Result, configPath string) []string {
 		}
 		out = append(out, "--"+o.Flag.Name+"="+o.Value)
 	}
+	resets := v.RegisterResets()
+	if cl, err := flags.Parse(args, v); err == nil {
+		for _, o := range cl.Occurrences {
+			if _, ok := resets[o.Flag.Field]; ok && o.Flag.Field != "" {
+				out = append(out, "--"+o.Flag.Name+"="+o.Value)
+			}
+		}
+	}
 	return out
+}
+
+// dropPath deletes a JSON path from a nested map, and the objects it empties.
+func dropPath(m map[string]any, path string) {
+	head, rest, nested := strings.Cut(path, ".")
+	if !nested {
+		delete(m, head)
+		return
+	}
+	if sub, ok := m[head].(map[string]any); ok {
+		dropPath(sub, rest)
+		if len(sub) == 0 {
+			delete(m, head)
+		}
+	}
 }
 
 // securityWarnings names the legacy defaults the old setup relied on that

@@ -85,6 +85,8 @@ type data struct {
 	Flags         []Flag            `json:"flags"`
 	Behaviour     map[string]string `json:"behaviour"`
 	PathFields    []string          `json:"pathFields"`
+	// RegisterResets: fields that registering the flags sets to a value.
+	RegisterResets map[string]json.RawMessage `json:"registerResets"`
 }
 
 // Version is one supported kubelet minor version.
@@ -268,6 +270,14 @@ func (v *Version) FlagForField(path string) (Flag, bool) {
 // PathFields lists the fields whose relative paths the kubelet resolves
 // against the directory of the --config file.
 func (v *Version) PathFields() []string { v.mustLoad(); return v.d.PathFields }
+
+// RegisterResets lists the fields (JSON path → value) that the kubelet sets
+// when it registers its flags over a loaded configuration to re-apply the
+// command line: their values in the --config file and drop-ins are lost.
+func (v *Version) RegisterResets() map[string]json.RawMessage {
+	v.mustLoad()
+	return v.d.RegisterResets
+}
 
 // DropinMerge is how this version merges --config-dir drop-ins.
 func (v *Version) DropinMerge() MergeVariant {

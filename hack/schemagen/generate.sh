@@ -8,14 +8,17 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${SCHEMAGEN_BUILD:-$root/_build/schemagen}
 want=" $* "
-only=${SCHEMAGEN_ONLY:-} # "verdicts": only the reference verdicts; "build": only build the generators
+only=${SCHEMAGEN_ONLY:-} # "verdicts": only the references; "schema": only schema/data; "build": only build
 while read -r minor release; do
   case "$minor" in ''|\#*) continue ;; esac
   [ -n "${want// /}" ] && [[ "$want" != *" $minor "* ]] && continue
   dir=$build/$release
   echo "schemagen: $release" >&2
   "$root/hack/schemagen/prepare.sh" "$release" "$dir"
-  (cd "$dir" && go build -tags schemagen -o schemagen .)
+  # Stamp the version, as a released kubelet is (it shapes some messages).
+  minorno=${minor#1.}
+  ldflags="-X k8s.io/component-base/version.gitVersion=$release -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minorno"
+  (cd "$dir" && go build -tags schemagen -ldflags "$ldflags" -o schemagen .)
   [ "$only" = build ] && continue
   types=$(cd "$dir" && go list -m -f '{{.Dir}}' k8s.io/kubelet)/config/v1beta1/types.go
   if [ "$only" != verdicts ]; then
@@ -24,6 +27,7 @@ while read -r minor release; do
     (cd "$dir" && ./schemagen docs "$types") > "$root/schema/data/docs/v$minor.json.tmp"
     mv "$root/schema/data/docs/v$minor.json.tmp" "$root/schema/data/docs/v$minor.json"
   fi
+  [ "$only" = schema ] && continue
   mkdir -p "$root/testdata/reference"
   (cd "$dir" && ./schemagen verdicts "$root/testdata/validate") > "$root/testdata/reference/verdicts-v$minor.json.tmp"
   mv "$root/testdata/reference/verdicts-v$minor.json.tmp" "$root/testdata/reference/verdicts-v$minor.json"

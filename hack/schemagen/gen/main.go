@@ -95,6 +95,11 @@ type Schema struct {
 	// PathFields are the fields whose relative paths the kubelet resolves
 	// against the directory of the --config file.
 	PathFields []string `json:"pathFields"`
+	// RegisterResets are the fields that registering the kubelet's flags
+	// over a configuration sets to a fixed value (a flag registered with a
+	// literal default): the kubelet does that when it re-applies its flags
+	// over a loaded --config, so the file's values of these are lost.
+	RegisterResets map[string]json.RawMessage `json:"registerResets,omitempty"`
 }
 
 type Field struct {
@@ -147,11 +152,17 @@ func schema(typesGo string) (*Schema, error) {
 	if s.Defaults, err = fileDefaults(nil); err != nil {
 		return nil, err
 	}
+	// The kubelet registers its flags over the baseline before it parses
+	// them; registering can set fields too (see RegisterResets).
 	base, err := options.NewKubeletConfiguration()
 	if err != nil {
 		return nil, err
 	}
+	options.AddKubeletConfigFlags(pflag.NewFlagSet("kubelet", pflag.ContinueOnError), base)
 	if s.FlagsBaseline, err = versionedJSON(base); err != nil {
+		return nil, err
+	}
+	if s.RegisterResets, err = registerResets(); err != nil {
 		return nil, err
 	}
 	if s.GatedDefaults, err = gatedDefaults(typesGo, s.Defaults); err != nil {
@@ -885,4 +896,98 @@ func docsOf(s *Schema) Docs {
 		d.Flags[f.Name] = f.Usage
 	}
 	return d
+}
+
+// registerResets finds the fields that registering the config flags changes:
+// every scalar field is given an unusual value first, and the fields whose
+// value registration replaces are the ones reset.
+func registerResets() (map[string]json.RawMessage, error) {
+	kc, err := options.NewKubeletConfiguration()
+	if err != nil {
+		return nil, err
+	}
+	perturb(reflect.ValueOf(kc).Elem())
+	before := kc.DeepCopy()
+	options.AddKubeletConfigFlags(pflag.NewFlagSet("kubelet", pflag.ContinueOnError), kc)
+	var changed []string
+	diffScalars(reflect.ValueOf(before).Elem(), reflect.ValueOf(kc).Elem(), "", &changed)
+	jsonPaths := goToJSONPaths(reflect.TypeOf(kubeletv1beta1.KubeletConfiguration{}), "", "")
+	after, err := versionedJSON(kc)
+	if err != nil {
+		return nil, err
+	}
+	var afterMap map[string]any
+	if err := json.Unmarshal(after, &afterMap); err != nil {
+		return nil, err
+	}
+	out := map[string]json.RawMessage{}
+	for _, goPath := range changed {
+		for _, ok := jsonPaths[goPath]; !ok && strings.Contains(goPath, "."); _, ok = jsonPaths[goPath] {
+			goPath = goPath[:strings.LastIndex(goPath, ".")]
+		}
+		jp, ok := jsonPaths[goPath]
+		if !ok {
+			return nil, fmt.Errorf("reset field %q has no v1beta1 path", goPath)
+		}
+		var cur any = afterMap
+		for _, part := range strings.Split(jp, ".") {
+			if m, ok := cur.(map[string]any); ok {
+				cur = m[part]
+			} else {
+				cur = nil
+			}
+		}
+		raw, _ := json.Marshal(cur)
+		out[jp] = raw
+	}
+	return out, nil
+}
+
+// perturb gives every scalar field a value no flag registration uses.
+func perturb(v reflect.Value) {
+	for i := 0; i < v.NumField(); i++ {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.String:
+			f.SetString(f.String() + "-perturbed")
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			f.SetInt(f.Int() + 3)
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			f.SetUint(f.Uint() + 3)
+		case reflect.Float32, reflect.Float64:
+			f.SetFloat(f.Float() + 0.5)
+		case reflect.Struct:
+			perturb(f)
+		}
+	}
+}
+
+func diffScalars(a, b reflect.Value, prefix string, out *[]string) {
+	for i := 0; i < a.NumField(); i++ {
+		sf := a.Type().Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		path := sf.Name
+		if sf.Anonymous {
+			path = prefix
+		} else if prefix != "" {
+			path = prefix + "." + sf.Name
+		}
+		fa, fb := a.Field(i), b.Field(i)
+		switch fa.Kind() {
+		case reflect.Struct:
+			diffScalars(fa, fb, path, out)
+		case reflect.Bool, reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			if !reflect.DeepEqual(fa.Interface(), fb.Interface()) {
+				*out = append(*out, path)
+			}
+		}
+	}
 }
