@@ -77,14 +77,15 @@ const (
 )
 
 type data struct {
-	Fields        []Field           `json:"fields"`
-	Defaults      json.RawMessage   `json:"defaults"`
-	FlagsBaseline json.RawMessage   `json:"flagsBaseline"`
-	GatedDefaults []GatedDefault    `json:"gatedDefaults"`
-	FeatureGates  []Gate            `json:"featureGates"`
-	Flags         []Flag            `json:"flags"`
-	Behaviour     map[string]string `json:"behaviour"`
-	PathFields    []string          `json:"pathFields"`
+	Fields        []Field         `json:"fields"`
+	Defaults      json.RawMessage `json:"defaults"`
+	FlagsBaseline json.RawMessage `json:"flagsBaseline"`
+	GatedDefaults []GatedDefault  `json:"gatedDefaults"`
+	FeatureGates  []Gate          `json:"featureGates"`
+	// Flags are decoded on first use: validating a file needs none.
+	Flags      json.RawMessage   `json:"flags"`
+	Behaviour  map[string]string `json:"behaviour"`
+	PathFields []string          `json:"pathFields"`
 	// RegisterResets: fields that registering the flags sets to a value.
 	RegisterResets map[string]json.RawMessage `json:"registerResets"`
 }
@@ -94,14 +95,16 @@ type Version struct {
 	Minor   string // "1.37"
 	Release string // the k8s.io/kubernetes release the data was read from
 
-	once     sync.Once
-	docsOnce sync.Once
-	docsData *docs
-	err      error
-	d        data
-	fields   map[string]*Field
-	gates    map[string]*Gate
-	flags    map[string]*Flag
+	once      sync.Once
+	flagsOnce sync.Once
+	flagsData []Flag
+	docsOnce  sync.Once
+	docsData  *docs
+	err       error
+	d         data
+	fields    map[string]*Field
+	gates     map[string]*Gate
+	flags     map[string]*Flag
 }
 
 var (
@@ -186,12 +189,23 @@ func (v *Version) load() error {
 		for i := range v.d.FeatureGates {
 			v.gates[v.d.FeatureGates[i].Name] = &v.d.FeatureGates[i]
 		}
-		v.flags = make(map[string]*Flag, len(v.d.Flags))
-		for i := range v.d.Flags {
-			v.flags[v.d.Flags[i].Name] = &v.d.Flags[i]
-		}
 	})
 	return v.err
+}
+
+// flagList decodes the flags on first use.
+func (v *Version) flagList() []Flag {
+	v.mustLoad()
+	v.flagsOnce.Do(func() {
+		if err := json.Unmarshal(v.d.Flags, &v.flagsData); err != nil {
+			panic(fmt.Sprintf("schema flags of kubelet %s: %v", v.Minor, err))
+		}
+		v.flags = make(map[string]*Flag, len(v.flagsData))
+		for i := range v.flagsData {
+			v.flags[v.flagsData[i].Name] = &v.flagsData[i]
+		}
+	})
+	return v.flagsData
 }
 
 func (v *Version) mustLoad() {
@@ -244,11 +258,11 @@ func (v *Version) Gate(name string) (Gate, bool) {
 }
 
 // Flags lists the kubelet's command-line flags, by name.
-func (v *Version) Flags() []Flag { v.mustLoad(); return v.d.Flags }
+func (v *Version) Flags() []Flag { return v.flagList() }
 
 // Flag looks a flag up by its normalized name (underscores as dashes).
 func (v *Version) Flag(name string) (Flag, bool) {
-	v.mustLoad()
+	v.flagList()
 	f, ok := v.flags[strings.ReplaceAll(name, "_", "-")]
 	if !ok {
 		return Flag{}, false
@@ -258,8 +272,7 @@ func (v *Version) Flag(name string) (Flag, bool) {
 
 // FlagForField returns the flag that sets a config field, if there is one.
 func (v *Version) FlagForField(path string) (Flag, bool) {
-	v.mustLoad()
-	for _, f := range v.d.Flags {
+	for _, f := range v.flagList() {
 		if f.Field == path {
 			return f, true
 		}

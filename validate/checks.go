@@ -3,7 +3,6 @@ package validate
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -121,7 +120,7 @@ func checkShowHiddenMetrics(c *checker) {
 }
 
 // Sysctl names as pod security accepts them (1.37 defaultPodSysctls).
-var sysctlNameRe = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
+var sysctlNameRe = lazyRegexp(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
 
 const sysctlMaxLength = 253
 
@@ -139,7 +138,7 @@ func checkDefaultPodSysctls(c *checker) {
 	seen := map[string]bool{}
 	for _, name := range sortedKeys(sysctls) {
 		fieldPath := "defaultPodSysctls." + name
-		if len(name) > sysctlMaxLength || !sysctlNameRe.MatchString(name) {
+		if len(name) > sysctlMaxLength || !sysctlNameRe().MatchString(name) {
 			c.invalid(fieldPath, "%q is not a valid sysctl name for defaultPodSysctls", name)
 			continue
 		}

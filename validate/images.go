@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The imagePullCredentialsVerificationPolicy values.
@@ -113,11 +114,17 @@ var (
 	refTag           = `[\w][\w.-]{0,127}`
 	refDigest        = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}`
 
-	referenceRe  = regexp.MustCompile(`^((?:` + refDomain + `/)?` + refRemoteName + `)(?::(` + refTag + `))?(?:@(` + refDigest + `))?$`)
-	refNameRe    = regexp.MustCompile(`^(?:(` + refDomain + `)/)?(` + refRemoteName + `)$`)
-	hexIDRe      = regexp.MustCompile(`^[a-f0-9]{64}$`)
-	digestLikeRe = regexp.MustCompile(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
+	// Compiled on first use: most configurations have no allowlist, and
+	// every command's start-up would pay for them.
+	referenceRe  = lazyRegexp(`^((?:` + refDomain + `/)?` + refRemoteName + `)(?::(` + refTag + `))?(?:@(` + refDigest + `))?$`)
+	refNameRe    = lazyRegexp(`^(?:(` + refDomain + `)/)?(` + refRemoteName + `)$`)
+	hexIDRe      = lazyRegexp(`^[a-f0-9]{64}$`)
+	digestLikeRe = lazyRegexp(`^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 const refNameMaxLength = 255
 
@@ -136,18 +143,18 @@ func (r imageRef) name() string {
 // parseImageRef parses a reference as written, with the errors of
 // distribution/reference's Parse.
 func parseImageRef(s string) (imageRef, error) {
-	m := referenceRe.FindStringSubmatch(s)
+	m := referenceRe().FindStringSubmatch(s)
 	if m == nil {
 		switch {
 		case s == "":
 			return imageRef{}, errors.New("repository name must have at least one component")
-		case referenceRe.MatchString(strings.ToLower(s)):
+		case referenceRe().MatchString(strings.ToLower(s)):
 			return imageRef{}, errors.New("repository name must be lowercase")
 		}
 		return imageRef{}, errors.New("invalid reference format")
 	}
 	ref := imageRef{path: m[1], tag: m[2], digest: m[3]}
-	if n := refNameRe.FindStringSubmatch(m[1]); n != nil {
+	if n := refNameRe().FindStringSubmatch(m[1]); n != nil {
 		ref.domain, ref.path = n[1], n[2]
 	}
 	if len(ref.path) > refNameMaxLength {
@@ -173,7 +180,7 @@ func digestError(d string) error {
 	algorithm, encoded := d[:i], d[i+1:]
 	size, ok := sizes[algorithm]
 	if !ok {
-		if !digestLikeRe.MatchString(d) {
+		if !digestLikeRe().MatchString(d) {
 			return errFormat
 		}
 		return errors.New("unsupported digest algorithm")
@@ -190,7 +197,7 @@ func digestError(d string) error {
 // parseNormalizedImageRef is distribution/reference's ParseNormalizedNamed:
 // Docker Hub names get their "docker.io/" and "library/" prefixes.
 func parseNormalizedImageRef(s string) (imageRef, error) {
-	if hexIDRe.MatchString(s) {
+	if hexIDRe().MatchString(s) {
 		return imageRef{}, fmt.Errorf("invalid repository name (%s), cannot specify 64-byte hexadecimal strings", s)
 	}
 	domain, remainder := splitDockerDomain(s)
