@@ -163,8 +163,27 @@ func stringField(cfg *v1beta1.KubeletConfiguration, path string) *string {
 // FieldByPath finds the field at a JSON path ("authentication.webhook.enabled");
 // false when it or a pointer on the way is unset.
 func FieldByPath(cfg *v1beta1.KubeletConfiguration, path string) (reflect.Value, bool) {
+	return fieldAt(cfg, path, false)
+}
+
+// SettableField finds the field at a JSON path, allocating the unset
+// pointers on the way so that it can be set.
+func SettableField(cfg *v1beta1.KubeletConfiguration, path string) (reflect.Value, bool) {
+	return fieldAt(cfg, path, true)
+}
+
+func fieldAt(cfg *v1beta1.KubeletConfiguration, path string, alloc bool) (reflect.Value, bool) {
 	cur := reflect.ValueOf(cfg).Elem()
 	for _, part := range strings.Split(path, ".") {
+		for cur.Kind() == reflect.Pointer {
+			if cur.IsNil() {
+				if !alloc {
+					return reflect.Value{}, false
+				}
+				cur.Set(reflect.New(cur.Type().Elem()))
+			}
+			cur = cur.Elem()
+		}
 		next, ok := fieldByJSONName(cur, part)
 		if !ok {
 			return reflect.Value{}, false
@@ -175,12 +194,6 @@ func FieldByPath(cfg *v1beta1.KubeletConfiguration, path string) (reflect.Value,
 }
 
 func fieldByJSONName(v reflect.Value, name string) (reflect.Value, bool) {
-	for v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return reflect.Value{}, false
-		}
-		v = v.Elem()
-	}
 	if v.Kind() != reflect.Struct {
 		return reflect.Value{}, false
 	}

@@ -3,7 +3,6 @@ package flags
 import (
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
 )
 
 // Apply sets the config fields of the command line's flags onto cfg, in order,
@@ -33,9 +34,9 @@ func (c *CommandLine) Apply(cfg *v1beta1.KubeletConfiguration) ([]string, error)
 		if p.keep {
 			continue
 		}
-		field, err := fieldAt(reflect.ValueOf(cfg).Elem(), o.Flag.Field)
-		if err != nil {
-			return set, fmt.Errorf("--%s: %w", o.Flag.Name, err)
+		field, ok := config.SettableField(cfg, o.Flag.Field)
+		if !ok {
+			return set, fmt.Errorf("--%s: kubeletcfg knows no field %q", o.Flag.Name, o.Flag.Field)
 		}
 		if err := assign(field, p.v, !started[o.Flag.Name]); err != nil {
 			return set, fmt.Errorf("--%s=%s: %w", o.Flag.Name, o.Value, err)
@@ -51,43 +52,6 @@ func (c *CommandLine) Apply(cfg *v1beta1.KubeletConfiguration) ([]string, error)
 		}
 	}
 	return set, nil
-}
-
-// fieldAt finds the field at a JSON path, allocating nil pointers on the way.
-func fieldAt(v reflect.Value, path string) (reflect.Value, error) {
-	for _, part := range strings.Split(path, ".") {
-		for v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				v.Set(reflect.New(v.Type().Elem()))
-			}
-			v = v.Elem()
-		}
-		next, ok := byJSONName(v, part)
-		if !ok {
-			return reflect.Value{}, fmt.Errorf("no field %q in %s", part, v.Type())
-		}
-		v = next
-	}
-	return v, nil
-}
-
-func byJSONName(v reflect.Value, name string) (reflect.Value, bool) {
-	if v.Kind() != reflect.Struct {
-		return reflect.Value{}, false
-	}
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
-		if tag == name {
-			return v.Field(i), true
-		}
-		if t.Field(i).Anonymous && tag == "" {
-			if f, ok := byJSONName(v.Field(i), name); ok {
-				return f, true
-			}
-		}
-	}
-	return reflect.Value{}, false
 }
 
 var (
