@@ -189,7 +189,47 @@ func minimal(eff *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]a
 		out["evictionHard"] = map[string]any{}
 	}
 	out["apiVersion"], out["kind"] = config.APIVersion, config.Kind
-	return out, nil
+	// Some defaults follow other fields (nodeStatusReportFrequency follows
+	// nodeStatusUpdateFrequency) or feature gates: default the candidate as
+	// the kubelet will, and write out every value that comes out different.
+	for range 4 {
+		got, err := defaultedMap(out, v)
+		if err != nil {
+			return nil, err
+		}
+		fixes := diffMap(have, got, "", v)
+		if len(fixes) == 0 {
+			return out, nil
+		}
+		mergeInto(out, fixes)
+	}
+	return nil, fmt.Errorf("kubelet %s: no config file found that the kubelet defaults to the old effective configuration", v.Minor)
+}
+
+// defaultedMap is what kubelet v makes of a config file holding doc.
+func defaultedMap(doc map[string]any, v *schema.Version) (map[string]any, error) {
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	d, err := config.Decode(raw, config.DecodeOptions{Version: v, AllowUnknownFields: true})
+	if err != nil {
+		return nil, err
+	}
+	return config.ToMap(config.Default(d.Config, v), v)
+}
+
+// mergeInto sets the values of src into dst, objects field by field.
+func mergeInto(dst, src map[string]any) {
+	for k, sv := range src {
+		if sm, ok := sv.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				mergeInto(dm, sm)
+				continue
+			}
+		}
+		dst[k] = sv
+	}
 }
 
 // diffMap keeps what differs between have and def; objects are compared

@@ -190,7 +190,7 @@ func realistic() []setup {
 		{name: "kops-style", args: []string{"--anonymous-auth=false", "--authentication-token-webhook=true", "--authorization-mode=Webhook", "--cgroup-driver=systemd",
 			"--cgroup-root=/", "--client-ca-file=/srv/kubernetes/ca.crt", "--cloud-provider=external", "--cluster-dns=100.64.0.10", "--cluster-domain=cluster.local",
 			"--enable-debugging-handlers=true", "--eviction-hard=memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<10%,imagefs.inodesFree<5%",
-			"--feature-gates=AllAlpha=false", "--hostname-override=ip-172-20-1-1.ec2.internal", "--kubeconfig=/var/lib/kubelet/kubeconfig", "--node-labels=kops.k8s.io/instancegroup=nodes",
+			"--feature-gates=AllAlpha=false", "--hostname-override=ip-172-20-1-1.ec2.internal", "--kubeconfig=/var/lib/kubelet/kubeconfig", "--node-labels=node.kubernetes.io/instancegroup=nodes",
 			"--pod-infra-container-image=registry.k8s.io/pause:3.9", "--pod-manifest-path=/etc/kubernetes/manifests", "--register-schedulable=true", "--v=2",
 			"--cni-bin-dir=/opt/cni/bin/", "--cni-conf-dir=/etc/cni/net.d/", "--tls-cert-file=/srv/kubernetes/kubelet-server.crt", "--tls-private-key-file=/srv/kubernetes/kubelet-server.key"}},
 		{name: "eks-bootstrap", args: []string{"--config=kubelet-config.json", "--kubeconfig=/var/lib/kubelet/kubeconfig", "--container-runtime-endpoint=unix:///run/containerd/containerd.sock",
