@@ -100,6 +100,8 @@ type DecodeOptions struct {
 	Version *schema.Version // whose fields are known; the newest when nil
 	// AllowUnknownFields reports unknown fields as warnings, not errors.
 	AllowUnknownFields bool
+	// AnyTypeMeta accepts any apiVersion and kind (the caller checks them).
+	AnyTypeMeta bool
 }
 
 // Decode reads a YAML or JSON KubeletConfiguration. A document that cannot be
@@ -136,8 +138,10 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 		return nil, yamlError(opts.File, err)
 	}
 	doc.JSON = js
-	if err := checkTypeMeta(doc, top); err != nil {
-		return nil, err
+	if !opts.AnyTypeMeta {
+		if err := checkTypeMeta(doc, top); err != nil {
+			return nil, err
+		}
 	}
 	cfg := &v1beta1.KubeletConfiguration{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, cfg); err != nil {

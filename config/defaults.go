@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubelet/config/v1beta1"
@@ -173,8 +174,12 @@ func SettableField(cfg *v1beta1.KubeletConfiguration, path string) (reflect.Valu
 }
 
 func fieldAt(cfg *v1beta1.KubeletConfiguration, path string, alloc bool) (reflect.Value, bool) {
+	steps, ok := indexPath(path)
+	if !ok {
+		return reflect.Value{}, false
+	}
 	cur := reflect.ValueOf(cfg).Elem()
-	for _, part := range strings.Split(path, ".") {
+	for _, step := range steps {
 		for cur.Kind() == reflect.Pointer {
 			if cur.IsNil() {
 				if !alloc {
@@ -184,30 +189,51 @@ func fieldAt(cfg *v1beta1.KubeletConfiguration, path string, alloc bool) (reflec
 			}
 			cur = cur.Elem()
 		}
-		next, ok := fieldByJSONName(cur, part)
-		if !ok {
-			return reflect.Value{}, false
-		}
-		cur = next
+		cur = cur.FieldByIndex(step)
 	}
 	return cur, true
 }
 
-func fieldByJSONName(v reflect.Value, name string) (reflect.Value, bool) {
-	if v.Kind() != reflect.Struct {
-		return reflect.Value{}, false
+// indexPaths caches, per JSON path, the struct field indexes that lead to it
+// (reading struct tags on every lookup is slow).
+var indexPaths sync.Map
+
+func indexPath(path string) ([][]int, bool) {
+	if steps, ok := indexPaths.Load(path); ok {
+		return steps.([][]int), steps.([][]int) != nil
 	}
-	t := v.Type()
+	var steps [][]int
+	t := reflect.TypeOf(v1beta1.KubeletConfiguration{})
+	for _, part := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		idx, ok := fieldIndexByJSONName(t, part)
+		if !ok {
+			indexPaths.Store(path, [][]int(nil))
+			return nil, false
+		}
+		steps = append(steps, idx)
+		t = t.FieldByIndex(idx).Type
+	}
+	indexPaths.Store(path, steps)
+	return steps, true
+}
+
+func fieldIndexByJSONName(t reflect.Type, name string) ([]int, bool) {
+	if t.Kind() != reflect.Struct {
+		return nil, false
+	}
 	for i := 0; i < t.NumField(); i++ {
 		tag := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
 		if tag == name {
-			return v.Field(i), true
+			return []int{i}, true
 		}
 		if t.Field(i).Anonymous && tag == "" {
-			if f, ok := fieldByJSONName(v.Field(i), name); ok {
-				return f, true
+			if sub, ok := fieldIndexByJSONName(t.Field(i).Type, name); ok {
+				return append([]int{i}, sub...), true
 			}
 		}
 	}
-	return reflect.Value{}, false
+	return nil, false
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 
@@ -17,8 +18,19 @@ type walker struct {
 	allowUnknown bool
 }
 
+var childIndexes sync.Map // *schema.Version → its child index
+
 // childIndex maps each object path of a version ("" for the top) to its fields.
 func childIndex(v *schema.Version) map[string]map[string]schema.Field {
+	if idx, ok := childIndexes.Load(v); ok {
+		return idx.(map[string]map[string]schema.Field)
+	}
+	idx := buildChildIndex(v)
+	childIndexes.Store(v, idx)
+	return idx
+}
+
+func buildChildIndex(v *schema.Version) map[string]map[string]schema.Field {
 	idx := map[string]map[string]schema.Field{"": {}}
 	for _, f := range v.Fields() {
 		parent, name := "", f.Path

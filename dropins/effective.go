@@ -298,29 +298,43 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Versi
 	if v.DropinMerge() == schema.LoadAndCopy && len(ds) > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("kubelet %s loads each drop-in as a whole config file: every field a drop-in does not set is reset to its default, and a drop-in cannot set a zero or false value", v.Minor))
 	}
-	// Attribute each change to the drop-in that made it.
-	prev := cfg
-	for i, d := range ds {
-		next, err := mergeAll(cfg, ds[:i+1], v, res.defaultEviction)
-		if err != nil {
-			return nil, err
-		}
-		o := Origin{Kind: "dropin", File: d.Path}
-		for _, leaf := range leaves {
-			changed := !reflect.DeepEqual(leafValue(prev, leaf), leafValue(next, leaf))
-			pos, inFile := keyPos(d.Doc, leaf)
-			if changed || inFile {
-				if inFile {
-					o.Line = pos
-				} else {
-					o.Line = 0
+	if v.DropinMerge() == schema.LoadAndCopy {
+		// Every drop-in rewrites whatever it has non-zero, defaults
+		// included: attribute each change to the drop-in that made it.
+		prev := cfg
+		attribute := func(i int, next *v1beta1.KubeletConfiguration) {
+			d := ds[i]
+			for _, leaf := range leaves {
+				pos, inFile := keyPos(d.Doc, leaf)
+				if inFile || !reflect.DeepEqual(leafValue(prev, leaf), leafValue(next, leaf)) {
+					origins[leaf] = Origin{Kind: "dropin", File: d.Path, Line: pos}
 				}
-				origins[leaf] = o
+			}
+			prev = next
+		}
+		return mergeAll(cfg, ds, v, res.defaultEviction, attribute)
+	}
+	// A merge patch changes what a drop-in names: a field comes from the
+	// last drop-in that sets it; one that changed without being named was
+	// defaulted again (after a null) or follows another field.
+	out, err := mergeAll(cfg, ds, v, res.defaultEviction, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, leaf := range leaves {
+		named := false
+		for i := len(ds) - 1; i >= 0; i-- {
+			if pos, ok := keyPos(ds[i].Doc, leaf); ok {
+				origins[leaf] = Origin{Kind: "dropin", File: ds[i].Path, Line: pos}
+				named = true
+				break
 			}
 		}
-		prev = next
+		if !named && !reflect.DeepEqual(leafValue(cfg, leaf), leafValue(out, leaf)) {
+			origins[leaf] = Origin{Kind: "default"}
+		}
 	}
-	return prev, nil
+	return out, nil
 }
 
 // warnDropin reports what the kubelet will silently do with a drop-in.

@@ -17,7 +17,6 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/kubelet/config/v1beta1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -63,15 +62,22 @@ func read(path string, v *schema.Version) (*Dropin, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: kubelet config file %q was empty", path, path)
 	}
-	js, err := yaml.YAMLToJSONStrict(data)
+	// One reading gives the kubelet's JSON and kubeletcfg's positions; the
+	// kubelet decodes drop-ins strictly, so a duplicate key is fatal.
+	doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true, AnyTypeMeta: true})
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
+	}
+	for _, p := range doc.Errors() {
+		if strings.Contains(p.Message, "duplicate key") {
+			return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, p)
+		}
 	}
 	var tm struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 	}
-	if err := json.Unmarshal(js, &tm); err != nil {
+	if err := json.Unmarshal(doc.JSON, &tm); err != nil {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
 	}
 	if tm.APIVersion == "" || tm.Kind == "" {
@@ -80,24 +86,22 @@ func read(path string, v *schema.Version) (*Dropin, error) {
 	if v.DropinMerge() == schema.VersionedMergePatch && (tm.APIVersion != config.APIVersion || tm.Kind != config.Kind) {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, unknown apiVersion/kind: %s, Kind=%s", path, tm.APIVersion, tm.Kind)
 	}
-	d := &Dropin{Path: path, JSON: js}
-	if doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true}); err == nil {
-		d.Doc = doc
-	}
-	return d, nil
+	return &Dropin{Path: path, JSON: doc.JSON, Doc: doc}, nil
 }
 
 // mergeAll applies the drop-ins onto cfg with the merge of version v.
 // defaultEviction tells that cfg's evictionHard is the kubelet's default
 // (the --config file set none), which matters to the 1.28 merge.
-func mergeAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, defaultEviction bool) (*v1beta1.KubeletConfiguration, error) {
+// step, when not nil, is called after each drop-in with the configuration
+// the kubelet would have if that drop-in were the last one.
+func mergeAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, defaultEviction bool, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
 	switch v.DropinMerge() {
 	case schema.VersionedMergePatch:
-		return mergePatchVersioned(cfg, ds, v)
+		return mergePatchVersioned(cfg, ds, v, step)
 	case schema.InternalMergePatch:
-		return mergePatchInternal(cfg, ds, v)
+		return mergePatchInternal(cfg, ds, v, step)
 	case schema.LoadAndCopy:
-		return loadAndCopyAll(cfg, ds, v, defaultEviction)
+		return loadAndCopyAll(cfg, ds, v, defaultEviction, step)
 	}
 	return nil, fmt.Errorf("kubelet %s: unknown drop-in merge %q", v.Minor, v.DropinMerge())
 }
@@ -107,21 +111,33 @@ func mergeAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version
 // other; the result is decoded as encoding/json does (keys match in any case,
 // the last match wins, unknown keys are dropped) and the v1beta1 defaults —
 // not the eviction defaults of a --config file — are applied again.
-func mergePatchVersioned(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+func mergePatchVersioned(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
 	js, err := config.JSON(cfg, v)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range ds {
+	for i, d := range ds {
 		if js, err = jsonpatch.MergePatch(js, d.JSON); err != nil {
 			return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
 		}
+		if step != nil {
+			out, err := decodeVersioned(js, v)
+			if err != nil {
+				return nil, err
+			}
+			step(i, out)
+		}
 	}
+	return decodeVersioned(js, v)
+}
+
+func decodeVersioned(js []byte, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
 	out := &v1beta1.KubeletConfiguration{}
 	if err := json.Unmarshal(js, out); err != nil {
 		return nil, fmt.Errorf("failed to unmarshal merged JSON into kubelet configuration: %w", err)
 	}
-	if out, err = config.Prune(out, v); err != nil {
+	out, err := config.Prune(out, v)
+	if err != nil {
 		return nil, err
 	}
 	return config.DefaultVersioned(out, v), nil
@@ -134,14 +150,27 @@ func mergePatchVersioned(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *sch
 // deletes an earlier drop-in's value), then decode over the configuration:
 // a key whose v1beta1 name differs from the Go field name (resolvConf) is
 // lost, and maps gain keys instead of being replaced.
-func mergePatchInternal(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+func mergePatchInternal(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
 	acc := []byte("{}")
-	for _, d := range ds {
+	for i, d := range ds {
 		var err error
 		if acc, err = jsonpatch.MergePatch(acc, d.JSON); err != nil {
 			return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
 		}
+		if step != nil {
+			out, err := decodeInternal(cfg, acc, v)
+			if err != nil {
+				return nil, err
+			}
+			step(i, out)
+		}
 	}
+	return decodeInternal(cfg, acc, v)
+}
+
+// decodeInternal decodes the merged drop-ins over the configuration as the
+// kubelet's json.Unmarshal into its internal configuration does.
+func decodeInternal(cfg *v1beta1.KubeletConfiguration, acc []byte, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
 	var p map[string]any
 	if err := json.Unmarshal(acc, &p); err != nil {
 		return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
@@ -229,7 +258,7 @@ func fieldFold(t reflect.Type, key string) (reflect.StructField, bool) {
 // copy, and the merge writes into maps in place: once a drop-in's thresholds
 // are merged into that shared map, every later file without evictionHard
 // "defaults" to them too.
-func loadAndCopyAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, defaultEviction bool) (*v1beta1.KubeletConfiguration, error) {
+func loadAndCopyAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, defaultEviction bool, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
 	out := cfg.DeepCopy()
 	shared := config.Default(&v1beta1.KubeletConfiguration{}, v).EvictionHard
 	if defaultEviction {
@@ -238,7 +267,7 @@ func loadAndCopyAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.V
 		}
 		out.EvictionHard = shared
 	}
-	for _, d := range ds {
+	for i, d := range ds {
 		data, err := os.ReadFile(d.Path)
 		if err != nil {
 			return nil, err
@@ -252,6 +281,9 @@ func loadAndCopyAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.V
 			src.EvictionHard = shared
 		}
 		override(reflect.ValueOf(out).Elem(), reflect.ValueOf(src).Elem())
+		if step != nil {
+			step(i, out.DeepCopy())
+		}
 	}
 	return out, nil
 }

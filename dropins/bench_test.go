@@ -1,0 +1,27 @@
+package dropins
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// BenchmarkEffective layers the bench node: a config, 20 drop-ins, 30 flags.
+func BenchmarkEffective(b *testing.B) {
+	dir, _ := filepath.Abs("../testdata/bench/effective-node")
+	raw, err := os.ReadFile(filepath.Join(dir, "args"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := strings.Fields(string(raw))
+	v := schema.Newest()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Effective(Options{Version: v, Args: args, Dir: dir}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
