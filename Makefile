@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 
-.PHONY: all build test vet demo schema fuzz bench clean
+.PHONY: all build test vet demo schema fuzz bench clean e2e kubelet
 
 all: build
 
@@ -82,3 +82,19 @@ LEGACY := v1.27.16 v1.26.15 v1.25.16 v1.24.17 v1.23.17 v1.22.17 v1.21.14 v1.20.1
 	v1.17.17 v1.16.15 v1.15.12 v1.14.10 v1.13.12 v1.12.10 v1.11.10 v1.10.13 v1.9.11 v1.8.15 v1.6.13
 legacy-flags:
 	$(GO) run ./hack/legacyflags -out schema/data/legacy-flags.json $(LEGACY)
+
+# The real kubelet, built from k8s.io/kubernetes (~5 min cold, seconds warm),
+# and containerd from Debian: the end-to-end tests run kubeletcfg against them.
+E2E_MINOR   := 1.37
+E2E_RELEASE := $(shell awk '$$1=="$(E2E_MINOR)"{print $$2}' schema/releases.txt)
+KUBELET     := $(CURDIR)/_build/kubelet-$(E2E_RELEASE)
+kubelet: $(KUBELET)
+$(KUBELET):
+	hack/schemagen/prepare.sh $(E2E_RELEASE) _build/schemagen/$(E2E_RELEASE)
+	cd _build/schemagen/$(E2E_RELEASE) && $(GO) build -o $(KUBELET) \
+	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
+	  k8s.io/kubernetes/cmd/kubelet
+
+e2e: $(KUBELET)
+	@command -v containerd >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc; }
+	KUBELET_BIN=$(KUBELET) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v ./e2e/

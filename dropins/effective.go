@@ -515,3 +515,25 @@ func lookupPath(m map[string]any, path string) (any, bool) {
 	}
 	return cur, true
 }
+
+// Running is the configuration as the started kubelet serves it on /configz:
+// at start it fills in what it derives, such as the paths of the self-signed
+// serving certificate it writes to --cert-dir when none is configured.
+func (r *Result) Running() *v1beta1.KubeletConfiguration {
+	out := r.Config.DeepCopy()
+	bootstrap := out.ServerTLSBootstrap
+	if !bootstrap && out.TLSCertFile == "" && out.TLSPrivateKeyFile == "" {
+		certDir := ""
+		if f, ok := r.Version.Flag("cert-dir"); ok {
+			certDir = f.Default
+		}
+		for _, o := range r.Flags {
+			if o.Flag.Name == "cert-dir" {
+				certDir = o.Value
+			}
+		}
+		out.TLSCertFile = filepath.Join(certDir, "kubelet.crt")
+		out.TLSPrivateKeyFile = filepath.Join(certDir, "kubelet.key")
+	}
+	return out
+}

@@ -1,0 +1,252 @@
+//go:build e2e
+
+// Package e2e runs kubeletcfg against a real kubelet (built from
+// k8s.io/kubernetes by `make e2e`) and a real containerd from Debian.
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// The kubelet changes these; they are put back after the test.
+var sysctls = []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops"}
+
+// TestEffectiveEqualsConfigz starts the real kubelet with a config file,
+// drop-ins (one nested, one hidden) and flags on top, reads what it serves
+// on /configz, and checks that kubeletcfg's effective configuration of the
+// same setup is exactly that.
+func TestEffectiveEqualsConfigz(t *testing.T) {
+	kubelet := os.Getenv("KUBELET_BIN")
+	if kubelet == "" {
+		t.Fatal("KUBELET_BIN is not set: run make e2e")
+	}
+	v, err := schema.Resolve(os.Getenv("KUBELET_VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not t.TempDir: the kubelet leaves mounts under its root directory.
+	dir, err := os.MkdirTemp("", "kubeletcfg-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
+	restore := saveSysctls(t)
+	defer restore()
+	sock := startContainerd(t, dir)
+
+	write(t, filepath.Join(dir, "config.yaml"), `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerRuntimeEndpoint: unix://`+sock+`
+failCgroupV1: false
+cgroupDriver: cgroupfs
+authentication:
+  anonymous:
+    enabled: true
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
+maxPods: 50
+evictionHard:
+  memory.available: 50Mi
+systemReserved:
+  cpu: 100m
+logging:
+  verbosity: 1
+`)
+	write(t, filepath.Join(dir, "conf.d", "10-pods.conf"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 60\nkubeReserved:\n  memory: 64Mi\n")
+	write(t, filepath.Join(dir, "conf.d", "sub", "20-eviction.conf"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nevictionHard:\n  nodefs.available: 5%\nsystemReserved: null\n")
+	write(t, filepath.Join(dir, "conf.d", ".hidden.conf"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsyncFrequency: 45s\n")
+	write(t, filepath.Join(dir, "conf.d", "ignored.yaml"), "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 1\n")
+	args := []string{
+		"--config=" + filepath.Join(dir, "config.yaml"),
+		"--config-dir=" + filepath.Join(dir, "conf.d"),
+		"--root-dir=" + filepath.Join(dir, "root"),
+		"--cert-dir=" + filepath.Join(dir, "pki"),
+		"--max-pods=70",
+		"--eviction-soft=memory.available<80Mi",
+		"--eviction-soft-grace-period=memory.available=30s",
+		"--v=2",
+	}
+
+	got := runKubelet(t, kubelet, args, filepath.Join(dir, "kubelet.log"))
+	res, err := dropins.Effective(dropins.Options{Version: v, Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := config.JSON(res.Running(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantMap, gotMap map[string]any
+	if err := json.Unmarshal(want, &wantMap); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(got, &gotMap); err != nil {
+		t.Fatal(err)
+	}
+	delete(gotMap, "apiVersion") // /configz serves the type meta too
+	delete(gotMap, "kind")
+	if diff := cmp.Diff(gotMap, wantMap); diff != "" {
+		t.Errorf("kubeletcfg effective differs from the running kubelet's /configz (-configz +kubeletcfg):\n%s", diff)
+	}
+	if gotMap["maxPods"] != float64(70) {
+		t.Errorf("the flag should win: maxPods = %v", gotMap["maxPods"])
+	}
+}
+
+// unmountUnder detaches the mounts the kubelet left below dir (it bind-mounts
+// its root directory onto itself).
+func unmountUnder(dir string) {
+	raw, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir) {
+			_ = syscall.Unmount(f[1], syscall.MNT_DETACH)
+		}
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func saveSysctls(t *testing.T) func() {
+	saved := map[string][]byte{}
+	for _, s := range sysctls {
+		if b, err := os.ReadFile("/proc/sys/" + s); err == nil {
+			saved[s] = b
+		}
+	}
+	return func() {
+		for s, b := range saved {
+			_ = os.WriteFile("/proc/sys/"+s, b, 0o644)
+		}
+	}
+}
+
+// startContainerd runs containerd with its own state and socket.
+func startContainerd(t *testing.T, dir string) string {
+	t.Helper()
+	sock := filepath.Join(dir, "containerd.sock")
+	cfg := filepath.Join(dir, "containerd.toml")
+	write(t, cfg, fmt.Sprintf(`version = 2
+root = %q
+state = %q
+[grpc]
+  address = %q
+[plugins."io.containerd.grpc.v1.cri"]
+  restrict_oom_score_adj = true
+`, filepath.Join(dir, "containerd-root"), filepath.Join(dir, "containerd-state"), sock))
+	log, err := os.Create(filepath.Join(dir, "containerd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("containerd", "--config", cfg)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("containerd: %v (make e2e installs it)", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			return sock
+		}
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, "containerd.log"))
+	t.Fatalf("containerd did not open %s:\n%s", sock, tail(out))
+	return ""
+}
+
+// runKubelet starts the kubelet, waits until it is healthy and stays up,
+// reads /configz and stops it.
+func runKubelet(t *testing.T, bin string, args []string, logPath string) []byte {
+	t.Helper()
+	log, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = append(os.Environ(), "KUBELET_CONFIG_DROPIN_DIR_ALPHA=")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	}()
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			out, _ := os.ReadFile(logPath)
+			t.Fatalf("the kubelet exited (%v):\n%s", err, tail(out))
+		default:
+		}
+		resp, err := client.Get("https://127.0.0.1:10250/configz")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				var wrapped struct {
+					KubeletConfig json.RawMessage `json:"kubeletconfig"`
+				}
+				if err := json.Unmarshal(body, &wrapped); err != nil {
+					t.Fatalf("configz: %v: %s", err, body)
+				}
+				return wrapped.KubeletConfig
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	out, _ := os.ReadFile(logPath)
+	t.Fatalf("no /configz within 60 s:\n%s", tail(out))
+	return nil
+}
+
+func tail(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return strings.Join(lines, "\n")
+}
