@@ -2,6 +2,8 @@ package node
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/kubeletcfg/kubeletcfg/units"
 )
@@ -30,6 +32,10 @@ func DiscoverKubelet(root string) (*Kubelet, error) {
 	if err != nil {
 		return nil, err
 	}
+	return fromSetup(s)
+}
+
+func fromSetup(s *units.Setup) (*Kubelet, error) {
 	if len(s.Exec) == 0 {
 		return nil, fmt.Errorf("%s: ExecStart= runs nothing", s.Unit)
 	}
@@ -46,4 +52,72 @@ func DiscoverKubelet(root string) (*Kubelet, error) {
 		k.Sources = append(k.Sources, src)
 	}
 	return k, nil
+}
+
+// argVariables are the variables that distributions put kubelet flags in.
+var argVariables = map[string]bool{
+	"KUBELET_KUBEADM_ARGS": true, "KUBELET_EXTRA_ARGS": true, "KUBELET_ARGS": true,
+	"KUBELET_OPTS": true, "KUBELET_FLAGS": true, "DAEMON_ARGS": true,
+	"KUBELET_KUBECONFIG_ARGS": true, "KUBELET_CONFIG_ARGS": true, "KUBELET_SYSTEM_PODS_ARGS": true,
+}
+
+// FromFiles reads the kubelet's command line from the given files, in the
+// order the kubelet's command line has them: a systemd unit (*.service, with
+// its drop-ins found as systemd finds them under root) gives its ExecStart;
+// an environment file (kubeadm-flags.env, /etc/default/kubelet,
+// /etc/sysconfig/kubelet) gives the flags in its KUBELET_*ARGS variables,
+// split as systemd splits $VAR.
+func FromFiles(root string, files []string) (*Kubelet, error) {
+	k := &Kubelet{Env: map[string]string{}}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".service") {
+			s, err := units.FromUnit(root, f)
+			if err != nil {
+				return nil, err
+			}
+			one, err := fromSetup(s)
+			if err != nil {
+				return nil, err
+			}
+			k.Args = append(k.Args, one.Args...)
+			k.Sources = append(k.Sources, one.Sources...)
+			k.Files = append(k.Files, one.Files...)
+			for name, val := range one.Env {
+				k.Env[name] = val
+			}
+			continue
+		}
+		env, lines, err := units.ReadEnvFile(filepath.Join(orRoot(root), f))
+		if err != nil {
+			return nil, err
+		}
+		k.Files = append(k.Files, f)
+		for name, val := range env {
+			k.Env[name] = val
+		}
+		for _, l := range lines {
+			if l.Ignored != "" || !argVariables[l.Key] {
+				continue
+			}
+			words, err := units.SplitCommandLine("$"+l.Key, env)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %s: %w", f, l.Line, l.Key, err)
+			}
+			for _, w := range words {
+				k.Args = append(k.Args, w)
+				k.Sources = append(k.Sources, fmt.Sprintf("%s:%d ($%s)", f, l.Line, l.Key))
+			}
+		}
+	}
+	if len(k.Files) == 0 {
+		return nil, fmt.Errorf("no file given")
+	}
+	return k, nil
+}
+
+func orRoot(root string) string {
+	if root == "" {
+		return "/"
+	}
+	return root
 }

@@ -10,11 +10,11 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
-	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 type effectiveFlags struct {
 	versionFlags
+	sourceFlags
 	config     string
 	configDir  string
 	showOrigin bool
@@ -59,12 +59,11 @@ systemd does (under --root for an offline node image).`,
 			}
 			opts := dropins.Options{Version: v, Args: kargs, Root: f.root}
 			if len(kargs) == 0 {
-				k, err := node.DiscoverKubelet(f.root)
+				k, err := f.commandLine(f.root, s)
 				if err != nil {
-					return fmt.Errorf("reading the node's kubelet unit (or give --config, --config-dir or the kubelet's command line after --): %w", err)
+					return err
 				}
 				opts.Args, opts.ArgSources, opts.LookupEnv = k.Args, k.Sources, k.LookupEnv
-				fmt.Fprintf(s.ErrOut, "note: the kubelet's command line from %s\n", strings.Join(k.Files, ", "))
 			}
 			res, err := dropins.Effective(opts)
 			if err != nil {
@@ -76,7 +75,8 @@ systemd does (under --root for an offline node image).`,
 			return printEffective(s, res, f.showOrigin, f.output)
 		},
 	}
-	f.bind(cmd.Flags())
+	f.versionFlags.bind(cmd.Flags())
+	f.sourceFlags.bind(cmd.Flags())
 	cmd.Flags().StringVar(&f.config, "config", "", "the kubelet's --config file")
 	cmd.Flags().StringVar(&f.configDir, "config-dir", "", "the kubelet's --config-dir drop-in directory")
 	cmd.Flags().BoolVar(&f.showOrigin, "show-origin", false, "name where every value came from")

@@ -7,17 +7,17 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeletcfg/kubeletcfg/migrate"
-	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 type migrateFlags struct {
 	versionFlags
+	sourceFlags
 	output     string
 	configPath string
 	noVerify   bool
+	outputDir  string
 }
 
 func newMigrateCmd(s streams) *cobra.Command {
@@ -38,6 +38,7 @@ Before printing, migrate lays the new setup the way the kubelet would and
 checks it gives the old effective configuration.`,
 		Example: `  kubeletcfg migrate                       # the node's kubelet.service, drop-ins and env files
   kubeletcfg migrate --root /mnt/node-image --kubelet-version 1.31
+  kubeletcfg migrate --from /var/lib/kubelet/kubeadm-flags.env --from /etc/default/kubelet
   kubeletcfg migrate --kubelet-version 1.31 -- --kubeconfig=/etc/kubernetes/kubelet.conf --max-pods=150 --eviction-hard=memory.available<500Mi
   kubeletcfg migrate --kubelet-version 1.37 -o json -- $(cat /proc/$(pidof kubelet)/cmdline | tr '\0' ' ' | cut -d' ' -f2-)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,12 +51,11 @@ checks it gives the old effective configuration.`,
 			}
 			opts := migrate.Options{Version: v, Args: args, ConfigPath: f.configPath, Root: f.root}
 			if len(args) == 0 {
-				k, err := node.DiscoverKubelet(f.root)
+				k, err := f.commandLine(f.root, s)
 				if err != nil {
-					return fmt.Errorf("reading the node's kubelet unit (or give the kubelet's command line after --): %w", err)
+					return err
 				}
 				opts.Args, opts.LookupEnv = k.Args, k.LookupEnv
-				fmt.Fprintf(s.ErrOut, "note: the kubelet's command line from %s\n", strings.Join(k.Files, ", "))
 			}
 			res, err := migrate.Run(opts)
 			if err != nil {
@@ -66,15 +66,24 @@ checks it gives the old effective configuration.`,
 					return fmt.Errorf("kubeletcfg's own check of the migration failed (please report): %w", err)
 				}
 			}
+			if f.outputDir != "" {
+				if err := res.WriteDir(f.outputDir); err != nil {
+					return err
+				}
+				fmt.Fprintf(s.Out, "wrote %s in %s\n", strings.Join(migrate.Files, ", "), f.outputDir)
+				return nil
+			}
 			if f.output == "json" {
 				return writeJSON(s, res)
 			}
 			return printMigration(s, res)
 		},
 	}
-	f.bind(cmd.Flags())
+	f.versionFlags.bind(cmd.Flags())
+	f.sourceFlags.bind(cmd.Flags())
 	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "where the new config file will live (named by the remaining --config flag)")
+	cmd.Flags().StringVar(&f.outputDir, "output-dir", "", "write config.yaml, kubelet-flags.env (the remaining flags), migration.json and report.txt into this directory (never over existing files)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "skip the check that the new setup gives the old effective configuration")
 	return cmd
 }
@@ -89,18 +98,10 @@ func tempConfig(doc []byte) (string, error) {
 }
 
 func printMigration(s streams, res *migrate.Result) error {
-	body := map[string]any{}
-	for k, v := range res.Config {
-		if k != "apiVersion" && k != "kind" {
-			body[k] = v
-		}
-	}
-	out, err := yaml.Marshal(body)
+	doc, err := res.ConfigYAML()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "# KubeletConfiguration for kubelet %s, migrated by kubeletcfg from legacy flags.\n", res.KubeletVersion)
-	fmt.Fprintf(s.Out, "# Only values that differ from kubelet %s's defaults are set.\n", res.KubeletVersion)
 	fmt.Fprintf(s.Out, "# Remaining flags: %s\n", strings.Join(res.Flags, " "))
 	for _, r := range res.Removed {
 		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.Flag, r.Reason)
@@ -108,10 +109,6 @@ func printMigration(s streams, res *migrate.Result) error {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.Out, "# Warning: %s\n", w)
 	}
-	fmt.Fprintf(s.Out, "apiVersion: %s\nkind: %s\n", res.Config["apiVersion"], res.Config["kind"])
-	if len(body) == 0 {
-		return nil
-	}
-	_, err = s.Out.Write(out)
+	_, err = s.Out.Write(doc)
 	return err
 }

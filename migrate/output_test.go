@@ -1,0 +1,58 @@
+package migrate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/units"
+)
+
+func TestWriteDir(t *testing.T) {
+	v, err := schema.Resolve("1.31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Options{Version: v, Args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--max-pods=150", "--network-plugin=cni"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := res.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	env, _ := os.ReadFile(filepath.Join(dir, "kubelet-flags.env"))
+	if !strings.Contains(string(env), `KUBELET_KUBEADM_ARGS="--config=/var/lib/kubelet/config.yaml --kubeconfig=/etc/kubernetes/kubelet.conf"`) {
+		t.Errorf("kubelet-flags.env:\n%s", env)
+	}
+	// Read back as systemd reads an EnvironmentFile, $KUBELET_KUBEADM_ARGS
+	// splits into exactly the remaining flags.
+	vars, _, err := units.ReadEnvFile(filepath.Join(dir, "kubelet-flags.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	words, err := units.SplitCommandLine("$KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS", vars)
+	if err != nil || strings.Join(words, " ") != strings.Join(res.Flags, " ") {
+		t.Errorf("read back %q (%v), want %q", words, err, res.Flags)
+	}
+	doc, _ := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	if !strings.Contains(string(doc), "maxPods: 150") || !strings.Contains(string(doc), "kind: KubeletConfiguration") {
+		t.Errorf("config.yaml:\n%s", doc)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "report.txt"))
+	if !strings.Contains(string(report), "--network-plugin=cni") {
+		t.Errorf("report.txt does not name the removed flag:\n%s", report)
+	}
+	// A second migration into the same place is refused and changes nothing.
+	before, _ := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	res.Config["maxPods"] = 1
+	if err := res.WriteDir(dir); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	if string(before) != string(after) {
+		t.Error("an existing config.yaml was overwritten")
+	}
+}
