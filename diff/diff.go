@@ -52,8 +52,12 @@ func Compute(old, new *v1beta1.KubeletConfiguration, v *schema.Version) ([]Chang
 	}
 	var out []Change
 	walk(a, b, "", v, &out)
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	sortChanges(out)
 	return out, nil
+}
+
+func sortChanges(c []Change) {
+	sort.Slice(c, func(i, j int) bool { return c[i].Path < c[j].Path })
 }
 
 func walk(a, b map[string]any, prefix string, v *schema.Version, out *[]Change) {

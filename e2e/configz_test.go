@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -87,7 +88,8 @@ logging:
 		"--v=2",
 	}
 
-	got := runKubelet(t, kubelet, args, filepath.Join(dir, "kubelet.log"))
+	got, stop := runKubelet(t, kubelet, args, filepath.Join(dir, "kubelet.log"))
+	defer stop()
 	res, err := dropins.Effective(dropins.Options{Version: v, Args: args})
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +112,24 @@ logging:
 	}
 	if gotMap["maxPods"] != float64(70) {
 		t.Errorf("the flag should win: maxPods = %v", gotMap["maxPods"])
+	}
+
+	// diff --live, from the command line, against the running kubelet.
+	bin := filepath.Join(dir, "kubeletcfg")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
+	}
+	live := []string{"diff", "--live", "--insecure", "--kubelet-version", v.Minor}
+	out, err := exec.Command(bin, append(append(live, "--"), args...)...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "no change") {
+		t.Errorf("diff --live of the setup the kubelet runs: %v\n%s", err, out)
+	}
+	drifted := filepath.Join(dir, "drifted.yaml")
+	write(t, drifted, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: cgroupfs\nfailCgroupV1: false\nmaxPods: 70\n")
+	out, err = exec.Command(bin, append(live, drifted)...).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "evictionHard") {
+		t.Errorf("diff --live against another file: want exit 1 and evictionHard among the changes, got %v\n%s", err, out)
 	}
 }
 
@@ -189,14 +209,13 @@ state = %q
 
 // runKubelet starts the kubelet, waits until it is healthy and stays up,
 // reads /configz and stops it.
-func runKubelet(t *testing.T, bin string, args []string, logPath string) []byte {
+func runKubelet(t *testing.T, bin string, args []string, logPath string) ([]byte, func()) {
 	t.Helper()
 	log, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), "KUBELET_CONFIG_DROPIN_DIR_ALPHA=")
@@ -205,20 +224,22 @@ func runKubelet(t *testing.T, bin string, args []string, logPath string) []byte 
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	defer func() {
+	stop := func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
 		}
-	}()
+		cancel()
+	}
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
 			out, _ := os.ReadFile(logPath)
+			stop()
 			t.Fatalf("the kubelet exited (%v):\n%s", err, tail(out))
 		default:
 		}
@@ -231,16 +252,18 @@ func runKubelet(t *testing.T, bin string, args []string, logPath string) []byte 
 					KubeletConfig json.RawMessage `json:"kubeletconfig"`
 				}
 				if err := json.Unmarshal(body, &wrapped); err != nil {
+					stop()
 					t.Fatalf("configz: %v: %s", err, body)
 				}
-				return wrapped.KubeletConfig
+				return wrapped.KubeletConfig, stop
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	out, _ := os.ReadFile(logPath)
+	stop()
 	t.Fatalf("no /configz within 60 s:\n%s", tail(out))
-	return nil
+	return nil, stop
 }
 
 func tail(b []byte) string {

@@ -1,44 +1,78 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
+	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
 type diffFlags struct {
 	versionFlags
-	against string
-	unified bool
-	output  string
+	sourceFlags
+	against   string
+	unified   bool
+	output    string
+	live      bool
+	liveURL   string
+	liveCert  string
+	liveKey   string
+	liveCA    string
+	insecure  bool
+	toVersion string
+	// kubeletArgs is the command line given after --.
+	kubeletArgs []string
+}
+
+// side is one configuration being compared.
+type side struct {
+	name string
+	cfg  *v1beta1.KubeletConfiguration
 }
 
 func newDiffCmd(s streams) *cobra.Command {
 	f := &diffFlags{}
 	cmd := &cobra.Command{
-		Use:   "diff NEW [--against OLD]",
-		Short: "Compare two configurations as the kubelet will run them, and say what each change takes",
-		Long: `diff compares two KubeletConfiguration files as effective configurations of the
-kubelet version (defaults applied, so maxPods: 110 against an absent maxPods is
-no change) and lists every changed field with what it takes: a restart; a drain
+		Use:   "diff [NEW] [--against OLD | --live | --to-version W] [-- KUBELET_ARGS]",
+		Short: "Compare configurations as the kubelet runs them, and say what each change takes",
+		Long: `diff compares two configurations as effective configurations of the kubelet
+version (defaults applied, so maxPods: 110 against an absent maxPods is no
+change) and lists every changed field with what it takes: a restart; a drain
 and the removal of a state file (the kubelet refuses to start otherwise); a node
 registration; a change of security posture; a matching container runtime.
-OLD defaults to the node's /var/lib/kubelet/config.yaml (under --root).
+
+  diff NEW [--against OLD]   NEW against OLD (default: the node's
+                             /var/lib/kubelet/config.yaml, under --root)
+  diff --live [NEW]          what the running kubelet serves on /configz against
+                             NEW, or against the node's own setup (its unit,
+                             drop-ins and env files, --from files, or the
+                             command line after --): drift
+  diff --to-version W        upgrade preflight: the node's setup read by kubelet
+                             W instead of the current version
 
 Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 		Example: `  kubeletcfg diff --kubelet-version 1.37 new-config.yaml
   kubeletcfg diff --kubelet-version 1.31 new.yaml --against old.yaml --unified
-  kubeletcfg diff --kubelet-version 1.31 new.yaml --against old.yaml -o json`,
-		Args: cobra.ExactArgs(1),
+  kubeletcfg diff --live --insecure
+  kubeletcfg diff --kubelet-version 1.31 --to-version 1.34 --root /mnt/node-image`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				args, f.kubeletArgs = args[:dash], args[dash:]
+			}
+			if len(args) > 1 {
+				return fmt.Errorf("at most one NEW file, got %d", len(args))
+			}
 			if f.output != "text" && f.output != "json" {
 				return fmt.Errorf("--output %q: must be text or json", f.output)
 			}
@@ -46,19 +80,14 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			against := f.against
-			if against == "" {
-				against = filepath.Join(orSlash(f.root), "var/lib/kubelet/config.yaml")
+			if f.toVersion != "" {
+				return f.preflight(s, v)
 			}
-			old, err := effectiveOf(against, v)
+			old, nw, err := f.sides(cmd.Context(), s, v, args)
 			if err != nil {
 				return err
 			}
-			nw, err := effectiveOf(args[0], v)
-			if err != nil {
-				return err
-			}
-			changes, err := diff.Compute(old.Config, nw.Config, v)
+			changes, err := diff.Compute(old.cfg, nw.cfg, v)
 			if err != nil {
 				return err
 			}
@@ -67,11 +96,11 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 				if changes == nil {
 					changes = []diff.Change{}
 				}
-				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": against, "new": args[0], "changes": changes}); err != nil {
+				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes}); err != nil {
 					return err
 				}
 			case f.unified:
-				if err := printUnified(s, old, nw, against, args[0]); err != nil {
+				if err := printUnified(s, v, old, nw); err != nil {
 					return err
 				}
 			default:
@@ -83,11 +112,85 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 			return nil
 		},
 	}
-	f.bind(cmd.Flags())
-	cmd.Flags().StringVar(&f.against, "against", "", "the configuration to compare with (default: the node's /var/lib/kubelet/config.yaml)")
-	cmd.Flags().BoolVar(&f.unified, "unified", false, "print a unified diff of the effective configurations")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.versionFlags.bind(cmd.Flags())
+	f.sourceFlags.bind(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringVar(&f.against, "against", "", "the configuration to compare with (default: the node's /var/lib/kubelet/config.yaml)")
+	fl.BoolVar(&f.unified, "unified", false, "print a unified diff of the effective configurations")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	fl.BoolVar(&f.live, "live", false, "compare with what the running kubelet serves on /configz")
+	fl.StringVar(&f.liveURL, "kubelet-url", "https://127.0.0.1:10250/configz", "the running kubelet's /configz, for --live")
+	fl.StringVar(&f.liveCert, "client-cert", "", "client certificate the kubelet accepts, for --live")
+	fl.StringVar(&f.liveKey, "client-key", "", "key of --client-cert")
+	fl.StringVar(&f.liveCA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --live")
+	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the kubelet's serving certificate (a self-signed kubelet), for --live")
+	fl.StringVar(&f.toVersion, "to-version", "", "upgrade preflight: read the node's setup with this kubelet version")
 	return cmd
+}
+
+// sides picks the two configurations to compare.
+func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, args []string) (side, side, error) {
+	if f.live {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		raw, err := node.Configz(ctx, node.Live{URL: f.liveURL, ClientCert: f.liveCert, ClientKey: f.liveKey, CA: f.liveCA, Insecure: f.insecure})
+		if err != nil {
+			return side{}, side{}, err
+		}
+		running := &v1beta1.KubeletConfiguration{}
+		if err := json.Unmarshal(raw, running); err != nil {
+			return side{}, side{}, fmt.Errorf("%s: %w", f.liveURL, err)
+		}
+		if running, err = config.Prune(running, v); err != nil {
+			return side{}, side{}, err
+		}
+		nw, err := f.newSide(s, v, args)
+		return side{name: f.liveURL, cfg: running}, nw, err
+	}
+	if len(args) == 0 {
+		return side{}, side{}, fmt.Errorf("give NEW, or --live, or --to-version")
+	}
+	against := f.against
+	if against == "" {
+		against = filepath.Join(orSlash(f.root), "var/lib/kubelet/config.yaml")
+	}
+	old, err := effectiveOf(against, v)
+	if err != nil {
+		return side{}, side{}, err
+	}
+	nw, err := effectiveOf(args[0], v)
+	if err != nil {
+		return side{}, side{}, err
+	}
+	return side{name: against, cfg: old.Config}, side{name: args[0], cfg: nw.Config}, nil
+}
+
+// newSide is NEW as the started kubelet would serve it, or the node's setup.
+func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, error) {
+	if len(args) == 1 {
+		res, err := effectiveOf(args[0], v)
+		if err != nil {
+			return side{}, err
+		}
+		return side{name: args[0], cfg: res.Running()}, nil
+	}
+	if len(f.kubeletArgs) > 0 {
+		res, err := dropins.Effective(dropins.Options{Version: v, Args: f.kubeletArgs, Root: f.root})
+		if err != nil {
+			return side{}, err
+		}
+		return side{name: "the command line", cfg: res.Running()}, nil
+	}
+	k, err := f.commandLine(f.root, s)
+	if err != nil {
+		return side{}, err
+	}
+	res, err := dropins.Effective(dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root})
+	if err != nil {
+		return side{}, err
+	}
+	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running()}, nil
 }
 
 func orSlash(root string) string {
@@ -120,27 +223,64 @@ func printChanges(s streams, changes []diff.Change) {
 	fmt.Fprintf(s.Out, "%d changes\n", len(changes))
 }
 
-func printUnified(s streams, old, nw *dropins.Result, oldName, newName string) error {
-	render := func(r *dropins.Result) (string, error) {
-		raw, err := config.JSON(r.Config, r.Version)
+func printUnified(s streams, v *schema.Version, old, nw side) error {
+	render := func(c *v1beta1.KubeletConfiguration) (string, error) {
+		raw, err := config.JSON(c, v)
 		if err != nil {
 			return "", err
 		}
 		out, err := config.Render(raw, "yaml")
 		return string(out), err
 	}
-	a, err := render(old)
+	a, err := render(old.cfg)
 	if err != nil {
 		return err
 	}
-	b, err := render(nw)
+	b, err := render(nw.cfg)
 	if err != nil {
 		return err
 	}
-	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(a), B: difflib.SplitLines(b), FromFile: oldName, ToFile: newName, Context: 3})
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(a), B: difflib.SplitLines(b), FromFile: old.name, ToFile: nw.name, Context: 3})
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprint(s.Out, text)
 	return err
+}
+
+// preflight reads the node's setup with the current and the target kubelet.
+func (f *diffFlags) preflight(s streams, v *schema.Version) error {
+	to, err := schema.Resolve(f.toVersion)
+	if err != nil {
+		return err
+	}
+	k, err := f.commandLine(f.root, s)
+	if err != nil {
+		return err
+	}
+	findings, err := diff.Preflight(diff.PreflightOptions{From: v, To: to,
+		Layer: dropins.Options{Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}})
+	if err != nil {
+		return err
+	}
+	if f.output == "json" {
+		if findings == nil {
+			findings = []diff.Finding{}
+		}
+		if err := writeJSON(s, map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings}); err != nil {
+			return err
+		}
+	} else {
+		for _, fd := range findings {
+			fmt.Fprintf(s.Out, "%-7s %s: %s\n", fd.Severity, fd.Subject, fd.Message)
+			if fd.Do != "" {
+				fmt.Fprintf(s.Out, "        do: %s\n", fd.Do)
+			}
+		}
+		fmt.Fprintf(s.Out, "upgrade %s -> %s: %d findings\n", v.Minor, to.Minor, len(findings))
+	}
+	if len(findings) > 0 {
+		return errCheckFailed
+	}
+	return nil
 }
