@@ -324,7 +324,16 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Versi
 	for _, leaf := range leaves {
 		named := false
 		for i := len(ds) - 1; i >= 0; i-- {
+			// The merged JSON is decoded by encoding/json: keys match fields
+			// in any case, but the exact key, when the configuration has
+			// it, wins; a key in another case is the origin only when it
+			// holds the value that resulted.
 			if pos, ok := keyPos(ds[i].Doc, leaf); ok {
+				origins[leaf] = Origin{Kind: "dropin", File: ds[i].Path, Line: pos}
+				named = true
+				break
+			}
+			if pos, ok := keyPosFold(ds[i].Doc, leaf); ok && sameJSON(valueFold(ds[i].JSON, leaf), leafValue(out, leaf)) {
 				origins[leaf] = Origin{Kind: "dropin", File: ds[i].Path, Line: pos}
 				named = true
 				break
@@ -438,6 +447,53 @@ func keyPos(doc *config.Document, leaf string) (int, bool) {
 	}
 	if p, ok := doc.Keys[leaf]; ok {
 		return p.Line, true
+	}
+	return 0, false
+}
+
+// valueFold is the value a drop-in's JSON gives a path, keys in any case.
+func valueFold(js []byte, path string) any {
+	var cur any
+	if json.Unmarshal(js, &cur) != nil {
+		return nil
+	}
+	for _, part := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = nil
+		for k, val := range m {
+			if strings.EqualFold(k, part) {
+				cur = val
+			}
+		}
+	}
+	return cur
+}
+
+// sameJSON compares a JSON value with a typed one by their JSON forms.
+func sameJSON(raw any, typed any) bool {
+	a, err1 := json.Marshal(raw)
+	b, err2 := json.Marshal(typed)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	var x, y any
+	_ = json.Unmarshal(a, &x)
+	_ = json.Unmarshal(b, &y)
+	return reflect.DeepEqual(x, y)
+}
+
+// keyPosFold finds the line of a key naming leaf in any case.
+func keyPosFold(doc *config.Document, leaf string) (int, bool) {
+	if pos, ok := keyPos(doc, leaf); ok || doc == nil {
+		return pos, ok
+	}
+	for k, p := range doc.Keys {
+		if strings.EqualFold(k, leaf) {
+			return p.Line, true
+		}
 	}
 	return 0, false
 }

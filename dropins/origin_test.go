@@ -1,0 +1,102 @@
+package dropins
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// TestOriginsInScenarios checks, in every scenario the kubelet accepts, that
+// each field's origin could have produced its value: a flag that is on the
+// command line and sets that field; a file line that names the field; a
+// default that is the version's default value.
+func TestOriginsInScenarios(t *testing.T) {
+	for _, minor := range differentialVersions {
+		v, _ := schema.Resolve(minor)
+		refs := loadReferences(t, v)
+		names := make([]string, 0, len(refs))
+		for n, ref := range refs {
+			if ref.Error == "" {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			t.Run(minor+"/"+name, func(t *testing.T) {
+				dir, _ := filepath.Abs(filepath.Join(scenarioDir, name))
+				args := scenarioArgs(t, dir)
+				res, err := Effective(Options{Version: v, Args: args, Dir: dir, LookupEnv: scenarioEnv(dir)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkOrigins(t, v, res, args)
+			})
+		}
+	}
+}
+
+func checkOrigins(t *testing.T, v *schema.Version, res *Result, args []string) {
+	t.Helper()
+	defaults := asMap(t, v.Defaults())
+	baseline := asMap(t, v.FlagsBaseline())
+	have, err := config.ToMap(res.Config, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, o := range res.Origins {
+		got, set := lookupPath(have, path)
+		switch o.Kind {
+		case "flag":
+			if f, ok := v.Flag(o.Flag); !ok || f.Field != path || !hasFlag(args, o.Flag) {
+				t.Errorf("%s: origin flag --%s is not on the command line or does not set it", path, o.Flag)
+			}
+		case "file", "dropin":
+			if o.Line == 0 {
+				continue // a 1.28 drop-in rewrites defaults it does not name
+			}
+			raw, err := os.ReadFile(o.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(raw), "\n")
+			key := path[strings.LastIndex(path, ".")+1:]
+			if o.Line > len(lines) || !strings.Contains(strings.ToLower(lines[o.Line-1]), strings.ToLower(key)+":") {
+				t.Errorf("%s: origin %s:%d does not name %s", path, o.File, o.Line, key)
+			}
+		case "default", "flags-default":
+			ref := defaults
+			if o.Kind == "flags-default" {
+				ref = baseline
+			}
+			want, wantSet := lookupPath(ref, path)
+			if !derived(path) && (set != wantSet || set && !reflect.DeepEqual(got, want)) {
+				t.Errorf("%s = %v (set %v): origin %s, whose value is %v (set %v)", path, got, set, o.Kind, want, wantSet)
+			}
+		}
+	}
+}
+
+// derived are the fields whose default follows another field or a gate.
+func derived(path string) bool {
+	switch path {
+	case "nodeStatusReportFrequency", "serializeImagePulls", "evictionHard", "crashLoopBackOff.maxContainerRestartPeriod", "imagePullCredentialsVerificationPolicy":
+		return true
+	}
+	return false
+}
+
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.ReplaceAll(n, "_", "-") == name {
+			return true
+		}
+	}
+	return false
+}
