@@ -38,6 +38,9 @@ demo: build
 	@echo "== kubeletcfg diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml   (exit 1: changes)"
 	@$(BIN) diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml || test $$? -eq 1
 	@echo
+	@echo "== kubeletcfg diff --kubelet-version 1.31 --to-version 1.37 --root $(SAMPLE)   (upgrade preflight; exit 1: findings)"
+	@$(BIN) diff --kubelet-version 1.31 --to-version 1.37 --root $(SAMPLE) || test $$? -eq 1
+	@echo
 	@echo "== kubeletcfg explain evictionHard --kubelet-version 1.31"
 	@$(BIN) explain evictionHard --kubelet-version 1.31
 
