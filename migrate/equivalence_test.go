@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -76,7 +77,7 @@ func checkCurrentOutput(t *testing.T, v *schema.Version, name string) {
 			args = append(args, l)
 		}
 	}
-	res, err := Run(Options{Version: v, Args: args, Dir: src, ConfigPath: "new-config.yaml", LookupEnv: func(string) (string, bool) { return "", true }})
+	res, err := Run(Options{ConfigPath: "new-config.yaml", Options: dropins.Options{Version: v, Args: args, Dir: src, LookupEnv: func(string) (string, bool) { return "", true }}})
 	if err != nil {
 		t.Fatal(err)
 	}

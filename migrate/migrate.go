@@ -18,20 +18,14 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
-// Options describe the old setup.
+// Options describe the old setup and where the new config file will live.
 type Options struct {
-	Version *schema.Version
-	// Args is the kubelet's old command line, one argument per word.
-	Args []string
-	// Dir is the kubelet's working directory (relative paths in Args).
-	Dir string
-	// LookupEnv reads the kubelet's environment; nil means kubeletcfg's own.
-	LookupEnv func(string) (string, bool)
+	// Options is the old setup: its command line, the kubelet's working
+	// directory and environment, the root of an offline node image.
+	dropins.Options
 	// ConfigPath is where the new config file will live; it replaces the old
 	// --config on the remaining command line.
 	ConfigPath string
-	// Root is the root directory of an offline node image ("" live node).
-	Root string
 }
 
 // Removed is a flag the target kubelet no longer has.
@@ -60,7 +54,9 @@ func Run(opts Options) (*Result, error) {
 		opts.ConfigPath = "/var/lib/kubelet/config.yaml"
 	}
 	args, removed := dropRemoved(opts.Args, v)
-	old, err := dropins.Effective(dropins.Options{Version: v, Args: args, Dir: opts.Dir, LookupEnv: opts.LookupEnv, Root: opts.Root})
+	layer := opts.Options
+	layer.Args = args
+	old, err := dropins.Effective(layer)
 	if err != nil {
 		return nil, fmt.Errorf("the old setup does not start kubelet %s: %w", v.Minor, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/units"
 )
@@ -15,7 +16,7 @@ func TestWriteDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(Options{Version: v, Args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--max-pods=150", "--network-plugin=cni"}})
+	res, err := Run(Options{Options: dropins.Options{Version: v, Args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--max-pods=150", "--network-plugin=cni"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,39 +12,28 @@ import (
 // skipped; bad quoting or escaping drops the rest of the line. It returns
 // the valid assignments in order.
 func parseEnvironmentValue(value string, sp *specifiers, warn func(string, ...any)) []string {
-	var out []string
-	for p := value; ; {
-		w, rest, found, err := extractWord(p, exUnquote|exCUnescape)
-		if err != nil {
-			warn("invalid syntax, ignoring: %s", p)
-			return out
-		}
-		if !found {
-			return out
-		}
-		p = rest
-		resolved, err := sp.expand(w)
-		if err != nil {
-			warn("failed to resolve specifiers in %s, ignoring: %v", w, err)
-			continue
-		}
-		if !validEnvAssignment(resolved) {
-			warn("invalid environment assignment, ignoring: %s", resolved)
-			continue
-		}
-		out = append(out, resolved)
-	}
+	return parseWords(value, sp, warn, "invalid syntax, ignoring: %s", validEnvAssignment,
+		"invalid environment assignment, ignoring: %s")
 }
 
 // parseUnsetValue parses the value of one UnsetEnvironment= assignment:
 // variable names, or NAME=VALUE assignments to remove only when they match
 // exactly.
 func parseUnsetValue(value string, sp *specifiers, warn func(string, ...any)) []string {
+	return parseWords(value, sp, warn, "trailing garbage in UnsetEnvironment=, ignoring: %s",
+		func(w string) bool { return validEnvName(w) || validEnvAssignment(w) },
+		"invalid environment name or assignment in UnsetEnvironment=, ignoring: %s")
+}
+
+// parseWords splits a value into words (quotes group, C escapes decoded,
+// specifiers resolved) and keeps the valid ones, warning, as systemd logs,
+// about the rest.
+func parseWords(value string, sp *specifiers, warn func(string, ...any), garbage string, valid func(string) bool, invalid string) []string {
 	var out []string
 	for p := value; ; {
 		w, rest, found, err := extractWord(p, exUnquote|exCUnescape)
 		if err != nil {
-			warn("trailing garbage in UnsetEnvironment=, ignoring: %s", p)
+			warn(garbage, p)
 			return out
 		}
 		if !found {
@@ -56,8 +45,8 @@ func parseUnsetValue(value string, sp *specifiers, warn func(string, ...any)) []
 			warn("failed to resolve specifiers in %s, ignoring: %v", w, err)
 			continue
 		}
-		if !validEnvName(resolved) && !validEnvAssignment(resolved) {
-			warn("invalid environment name or assignment in UnsetEnvironment=, ignoring: %s", resolved)
+		if !valid(resolved) {
+			warn(invalid, resolved)
 			continue
 		}
 		out = append(out, resolved)

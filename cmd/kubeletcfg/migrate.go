@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 )
 
@@ -49,7 +50,7 @@ checks it gives the old effective configuration.`,
 			if err != nil {
 				return err
 			}
-			opts := migrate.Options{Version: v, Args: args, ConfigPath: f.configPath, Root: f.root}
+			opts := migrate.Options{ConfigPath: f.configPath, Options: dropins.Options{Version: v, Args: args, Root: f.root}}
 			if len(args) == 0 {
 				k, err := f.commandLine(f.root, s)
 				if err != nil {

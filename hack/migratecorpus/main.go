@@ -20,6 +20,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -79,8 +80,8 @@ func migrateOne(v *schema.Version, name string) error {
 	if err != nil {
 		return err
 	}
-	res, err := migrate.Run(migrate.Options{Version: v, Args: args, Dir: src, ConfigPath: "new-config.yaml",
-		LookupEnv: func(string) (string, bool) { return "", true }})
+	res, err := migrate.Run(migrate.Options{ConfigPath: "new-config.yaml", Options: dropins.Options{Version: v, Args: args, Dir: src,
+		LookupEnv: func(string) (string, bool) { return "", true }}})
 	if err != nil {
 		return err
 	}
