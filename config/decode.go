@@ -102,6 +102,9 @@ type DecodeOptions struct {
 	AllowUnknownFields bool
 	// AnyTypeMeta accepts any apiVersion and kind (the caller checks them).
 	AnyTypeMeta bool
+	// NoTyped skips decoding into the typed configuration: Document.Config
+	// stays nil, and type errors are left to whoever decodes the JSON.
+	NoTyped bool
 }
 
 // Decode reads a YAML or JSON KubeletConfiguration. A document that cannot be
@@ -143,6 +146,10 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 			return nil, err
 		}
 	}
+	if opts.NoTyped {
+		sortProblems(doc)
+		return doc, nil
+	}
 	cfg := &v1beta1.KubeletConfiguration{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, cfg); err != nil {
 		return nil, doc.typeError(err)
@@ -159,8 +166,12 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 		return nil, doc.typeError(err)
 	}
 	doc.Config = cfg
-	sort.SliceStable(doc.Problems, func(i, j int) bool { return doc.Problems[i].Line < doc.Problems[j].Line })
+	sortProblems(doc)
 	return doc, nil
+}
+
+func sortProblems(doc *Document) {
+	sort.SliceStable(doc.Problems, func(i, j int) bool { return doc.Problems[i].Line < doc.Problems[j].Line })
 }
 
 func checkTypeMeta(doc *Document, top *yamlv3.Node) error {

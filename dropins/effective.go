@@ -356,7 +356,7 @@ func warnDropin(res *Result, d *Dropin, v *schema.Version) {
 	}
 	for _, pf := range v.PathFields() {
 		if pos, ok := d.Doc.Keys[pf]; ok {
-			val := leafValue(d.Doc.Config, pf)
+			val := valueFold(d.JSON, pf)
 			if s, _ := val.(string); s != "" && !filepath.IsAbs(s) {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("%s:%d: %s: relative path %q in a drop-in is not resolved against the drop-in's directory (unlike in the --config file)", d.Path, pos.Line, pf, s))
 			}

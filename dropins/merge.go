@@ -64,7 +64,7 @@ func read(path string, v *schema.Version) (*Dropin, error) {
 	}
 	// One reading gives the kubelet's JSON and kubeletcfg's positions; the
 	// kubelet decodes drop-ins strictly, so a duplicate key is fatal.
-	doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true, AnyTypeMeta: true})
+	doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true, AnyTypeMeta: true, NoTyped: true})
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
 	}
