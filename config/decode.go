@@ -22,6 +22,9 @@ import (
 const (
 	APIVersion = "kubelet.config.k8s.io/v1beta1"
 	Kind       = "KubeletConfiguration"
+	// MaxFileSize bounds what Decode reads: real files are a few KiB, and
+	// decoding costs about a hundred times the file's size in memory.
+	MaxFileSize = 4 << 20
 )
 
 // Problem is something wrong (or, as a warning, suspicious) in a document.
@@ -118,6 +121,9 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 	doc := &Document{File: opts.File, Keys: map[string]Position{}}
 	fail := func(line, col int, field, format string, args ...any) error {
 		return Problem{File: opts.File, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)}
+	}
+	if len(data) > MaxFileSize {
+		return nil, fail(0, 0, "", "the file is %d bytes; a kubelet configuration is a few KiB, kubeletcfg reads at most %d", len(data), MaxFileSize)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fail(0, 0, "", "the file is empty (the kubelet refuses an empty config file)")

@@ -166,6 +166,15 @@ func suggest(name string, known map[string]schema.Field) string {
 	return best
 }
 
+// Closest returns the candidate a misspelt name most likely meant, or "".
+func Closest(name string, candidates []string) string {
+	known := make(map[string]schema.Field, len(candidates))
+	for _, c := range candidates {
+		known[c] = schema.Field{}
+	}
+	return suggest(name, known)
+}
+
 // editDistance is the Damerau–Levenshtein distance (adjacent swaps count one).
 func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)

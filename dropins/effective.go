@@ -32,6 +32,9 @@ type Options struct {
 	// ArgSources says, for each element of Args, where it was written (an
 	// env file, a unit); shown with the origin of the flags.
 	ArgSources []string
+	// Base, when set, stands for the --config file as loaded (decoded and
+	// defaulted); its feature gates are not checked (the caller does).
+	Base *v1beta1.KubeletConfiguration
 }
 
 // Origin says where a value came from.
@@ -121,7 +124,10 @@ func Effective(opts Options) (*Result, error) {
 		}
 		doc, _ := config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
 		res.defaultEviction = doc != nil && doc.Config.EvictionHard == nil
-		if v.DefaultingChecksGates() {
+		if opts.Base != nil {
+			cfg = config.ResolvePaths(opts.Base, v, nodeDir(opts, res.ConfigFile))
+		}
+		if v.DefaultingChecksGates() && opts.Base == nil {
 			if err := gateError(v, cfg, "failed to load kubelet config file: the kubelet panics while defaulting"); err != nil {
 				return nil, err
 			}
@@ -144,7 +150,7 @@ func Effective(opts Options) (*Result, error) {
 		if cfg, err = applyDropins(cfg, dir, v, res, origins, leaves); err != nil {
 			return nil, fmt.Errorf("failed to merge kubelet configs: %w", err)
 		}
-		if v.DefaultingChecksGates() && v.DropinMerge() == schema.VersionedMergePatch {
+		if v.DefaultingChecksGates() && v.DropinMerge() == schema.VersionedMergePatch && opts.Base == nil {
 			if err := gateError(v, cfg, "failed to merge kubelet configs: the kubelet panics while defaulting the merged drop-ins"); err != nil {
 				return nil, err
 			}
@@ -162,8 +168,10 @@ func Effective(opts Options) (*Result, error) {
 		}
 		warnShadowed(res, origins, set, before, cl)
 		markFlags(origins, set, cl, opts.ArgSources)
-		if err := gateError(v, cfg, "failed to set feature gates from initial flags-based config"); err != nil {
-			return nil, err
+		if opts.Base == nil {
+			if err := gateError(v, cfg, "failed to set feature gates from initial flags-based config"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	res.Config = cfg

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -146,7 +147,15 @@ func unknownFlagReason(name string, v *schema.Version) string {
 			return fmt.Sprintf("kubelet %s has no such flag (kubelet %s has it); the kubelet refuses to start (\"unknown flag\")", v.Minor, other.Minor)
 		}
 	}
-	return fmt.Sprintf("kubelet %s has no such flag; the kubelet refuses to start (\"unknown flag\")", v.Minor)
+	var names []string
+	for _, f := range v.Flags() {
+		names = append(names, f.Name)
+	}
+	hint := ""
+	if s := config.Closest(name, names); s != "" {
+		hint = fmt.Sprintf(" (did you mean --%s?)", s)
+	}
+	return fmt.Sprintf("kubelet %s has no such flag%s; the kubelet refuses to start (\"unknown flag\")", v.Minor, hint)
 }
 
 func indexOf(args []string, word string) int {

@@ -53,7 +53,10 @@ func Run(opts Options) (*Result, error) {
 	if opts.ConfigPath == "" {
 		opts.ConfigPath = "/var/lib/kubelet/config.yaml"
 	}
-	args, removed := dropRemoved(opts.Args, v)
+	args, removed, err := dropRemoved(opts.Args, v)
+	if err != nil {
+		return nil, err
+	}
 	layer := opts.Options
 	layer.Args = args
 	old, err := dropins.Effective(layer)
@@ -89,7 +92,8 @@ func notMigrated(warnings []string) []string {
 }
 
 // dropRemoved takes out the flags the version does not have, with the reason.
-func dropRemoved(args []string, v *schema.Version) ([]string, []Removed) {
+// A flag no kubelet ever had is a mistake, not a removal: it is an error.
+func dropRemoved(args []string, v *schema.Version) ([]string, []Removed, error) {
 	var keep []string
 	var removed []Removed
 	for i := 0; i < len(args); i++ {
@@ -104,6 +108,10 @@ func dropRemoved(args []string, v *schema.Version) ([]string, []Removed) {
 			keep = append(keep, a)
 			continue
 		}
+		if !knownSomewhere(name) {
+			_, err := flags.Parse([]string{a}, v)
+			return nil, nil, fmt.Errorf("no kubelet has the flag in %q: %v", a, err)
+		}
 		word := a
 		// "--flag value": the value goes with it unless the flag was boolean.
 		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !boolFlagSomewhere(name) {
@@ -112,7 +120,18 @@ func dropRemoved(args []string, v *schema.Version) ([]string, []Removed) {
 		}
 		removed = append(removed, Removed{Flag: word, Reason: removedReason(name, v)})
 	}
-	return keep, removed
+	return keep, removed, nil
+}
+
+// knownSomewhere reports whether a supported or an older kubelet had the flag.
+func knownSomewhere(name string) bool {
+	for _, v := range schema.Versions() {
+		if _, ok := v.Flag(name); ok {
+			return true
+		}
+	}
+	_, ok := schema.Legacy(name)
+	return ok
 }
 
 func boolFlagSomewhere(name string) bool {

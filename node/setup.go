@@ -70,6 +70,13 @@ var argVariables = map[string]bool{
 func FromFiles(root string, files []string) (*Kubelet, error) {
 	k := &Kubelet{Env: map[string]string{}}
 	for _, f := range files {
+		if root == "" {
+			abs, err := filepath.Abs(f) // on the live node, relative to here
+			if err != nil {
+				return nil, err
+			}
+			f = abs
+		}
 		if strings.HasSuffix(f, ".service") {
 			s, err := units.FromUnit(root, f)
 			if err != nil {

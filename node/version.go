@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -21,9 +22,14 @@ var versionOutput = regexp.MustCompile(`v?(\d+\.\d+(\.\d+)?)`)
 // ErrNoKubelet means no kubelet binary was found.
 var ErrNoKubelet = errors.New("no kubelet binary found")
 
-// KubeletVersion asks the node's kubelet binary for its version ("1.31.4").
-// With root "" it looks on PATH, else under root.
+// KubeletVersion finds the node's kubelet version ("1.31.4"). On the live
+// node (root "") it asks the kubelet on PATH. In an offline image it runs
+// nothing (the image's binary is not to be trusted, nor made for this
+// machine): it reads the package database (dpkg) instead.
 func KubeletVersion(root string) (string, error) {
+	if root != "" {
+		return packagedVersion(root)
+	}
 	bin, err := findKubelet(root)
 	if err != nil {
 		return "", err
@@ -39,6 +45,28 @@ func KubeletVersion(root string) (string, error) {
 		return "", fmt.Errorf("%s --version printed no version: %q", bin, out)
 	}
 	return string(m[1]), nil
+}
+
+// packagedVersion reads the kubelet package's version from an image's dpkg
+// database.
+func packagedVersion(root string) (string, error) {
+	status, err := os.ReadFile(filepath.Join(root, "var/lib/dpkg/status"))
+	if err != nil {
+		return "", fmt.Errorf("%w under %s (no dpkg database to read its version from)", ErrNoKubelet, root)
+	}
+	for _, stanza := range strings.Split(string(status), "\n\n") {
+		if !strings.Contains("\n"+stanza, "\nPackage: kubelet\n") {
+			continue
+		}
+		for _, line := range strings.Split(stanza, "\n") {
+			if v, ok := strings.CutPrefix(line, "Version: "); ok {
+				if m := versionOutput.FindStringSubmatch(v); m != nil {
+					return m[1], nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("%w under %s (dpkg lists no kubelet package)", ErrNoKubelet, root)
 }
 
 func findKubelet(root string) (string, error) {

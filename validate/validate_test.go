@@ -98,11 +98,26 @@ func asGateVerdict(ref verdict) verdict {
 // (1.32+) in defaulting. Other cases the kubelet refused while loading
 // belong to decoding and defaulting and are skipped here.
 func TestReferenceVerdicts(t *testing.T) {
+	forEachReference(t, func(t *testing.T, v *schema.Version, name string, ref verdict, host Host) {
+		var cfg *v1beta1.KubeletConfiguration
+		if ref.Stage == "gates" {
+			cfg = rawCase(t, name)
+		} else {
+			cfg = effective(t, ref)
+		}
+		compareVerdict(t, v, ref, ConfigOnHost(cfg, v, host))
+	})
+}
+
+// forEachReference runs check on every validation verdict of every supported
+// version; a version without references fails.
+func forEachReference(t *testing.T, check func(t *testing.T, v *schema.Version, name string, ref verdict, host Host)) {
 	refs := loadReferences(t)
 	host := referenceHost(refs)
 	for _, v := range schema.Versions() {
 		m, ok := refs[v.Minor]
 		if !ok {
+			t.Errorf("no reference verdicts for kubelet %s (run make schema)", v.Minor)
 			continue
 		}
 		t.Run(v.Minor, func(t *testing.T) {
@@ -111,13 +126,7 @@ func TestReferenceVerdicts(t *testing.T) {
 				t.Run(strings.TrimSuffix(name, ".yaml"), func(t *testing.T) {
 					ref := asGateVerdict(ref)
 					skipUnlessValidationVerdict(t, ref)
-					var cfg *v1beta1.KubeletConfiguration
-					if ref.Stage == "gates" {
-						cfg = rawCase(t, name)
-					} else {
-						cfg = effective(t, ref)
-					}
-					compareVerdict(t, v, ref, ConfigOnHost(cfg, v, host))
+					check(t, v, name, ref, host)
 				})
 			}
 		})
@@ -128,37 +137,22 @@ func TestReferenceVerdicts(t *testing.T) {
 // config.Default, as kubeletcfg does, then validates: the whole pipeline
 // must reach the kubelet's verdict.
 func TestCorpusThroughConfig(t *testing.T) {
-	refs := loadReferences(t)
-	host := referenceHost(refs)
-	for _, v := range schema.Versions() {
-		m, ok := refs[v.Minor]
-		if !ok {
-			continue
+	forEachReference(t, func(t *testing.T, v *schema.Version, name string, ref verdict, host Host) {
+		data, err := os.ReadFile(filepath.Join(corpusDir, name))
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(v.Minor, func(t *testing.T) {
-			for _, name := range sortedKeys(m) {
-				ref := m[name]
-				t.Run(strings.TrimSuffix(name, ".yaml"), func(t *testing.T) {
-					ref := asGateVerdict(ref)
-					skipUnlessValidationVerdict(t, ref)
-					data, err := os.ReadFile(filepath.Join(corpusDir, name))
-					if err != nil {
-						t.Fatal(err)
-					}
-					// The kubelet ignores fields its version lacks, and so do we.
-					doc, err := config.Decode(data, config.DecodeOptions{File: name, Version: v, AllowUnknownFields: true})
-					if err != nil {
-						t.Fatalf("decode: %v", err)
-					}
-					if errs := doc.Errors(); len(errs) > 0 {
-						t.Fatalf("decode problems: %v", errs)
-					}
-					abs, _ := filepath.Abs(corpusDir)
-					compareVerdict(t, v, ref, ConfigOnHost(config.ResolvePaths(config.Default(doc.Config, v), v, abs), v, host))
-				})
-			}
-		})
-	}
+		// The kubelet ignores fields its version lacks, and so do we.
+		doc, err := config.Decode(data, config.DecodeOptions{File: name, Version: v, AllowUnknownFields: true})
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if errs := doc.Errors(); len(errs) > 0 {
+			t.Fatalf("decode problems: %v", errs)
+		}
+		abs, _ := filepath.Abs(corpusDir)
+		compareVerdict(t, v, ref, ConfigOnHost(config.ResolvePaths(config.Default(doc.Config, v), v, abs), v, host))
+	})
 }
 
 func skipUnlessValidationVerdict(t *testing.T, ref verdict) {

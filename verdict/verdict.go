@@ -4,9 +4,13 @@
 package verdict
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"os"
 	"sort"
+
+	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
@@ -53,6 +57,19 @@ func File(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.ConfigDir != "" {
+		// A drop-in directory that cannot be read is an I/O error, not a
+		// verdict on the configuration.
+		files, err := dropins.List(opts.ConfigDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if _, err := os.ReadFile(f); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return Bytes(data, opts), nil
 }
 
@@ -90,9 +107,11 @@ func Bytes(data []byte, opts Options) *Result {
 	{
 		eff, placeFn := config.Default(cfg, v), func(e validate.Error) Finding { return place(doc, e) }
 		if opts.ConfigDir != "" {
-			merged, err := withDropins(opts, res)
+			merged, err := withDropins(opts, eff, res)
 			if err != nil {
-				res.Errors = append(res.Errors, Finding{Message: err.Error(), File: opts.ConfigDir})
+				if !errors.Is(err, errReported) {
+					res.Errors = append(res.Errors, Finding{Message: err.Error(), File: opts.ConfigDir})
+				}
 				res.Valid = false
 				return res
 			}
@@ -112,11 +131,12 @@ func Bytes(data []byte, opts Options) *Result {
 
 // withDropins checks every drop-in strictly and merges them over the file as
 // the kubelet version does.
-func withDropins(opts Options, res *Result) (*dropins.Result, error) {
+func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (*dropins.Result, error) {
 	files, err := dropins.List(opts.ConfigDir)
 	if err != nil {
 		return nil, err
 	}
+	reported := false
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -125,6 +145,7 @@ func withDropins(opts Options, res *Result) (*dropins.Result, error) {
 		doc, err := config.Decode(data, config.DecodeOptions{File: f, Version: opts.Version, AllowUnknownFields: opts.AllowUnknownFields})
 		if err != nil {
 			res.Errors = append(res.Errors, fromError(err, f))
+			reported = true
 			continue
 		}
 		for _, p := range doc.Problems {
@@ -137,15 +158,24 @@ func withDropins(opts Options, res *Result) (*dropins.Result, error) {
 		}
 	}
 	always := func(string) (string, bool) { return "", true } // kubeletcfg's caller stands for the kubelet's environment
-	merged, err := dropins.Effective(dropins.Options{Version: opts.Version, Args: []string{"--config=" + opts.File, "--config-dir=" + opts.ConfigDir}, LookupEnv: always})
+	merged, err := dropins.Effective(dropins.Options{Version: opts.Version, Args: []string{"--config=" + opts.File, "--config-dir=" + opts.ConfigDir},
+		LookupEnv: always, Base: cfg})
 	if err != nil {
+		if reported {
+			return nil, errReported // the per-file errors say it
+		}
 		return nil, err
 	}
 	for _, w := range merged.Warnings {
-		res.Warnings = append(res.Warnings, Finding{Message: w})
+		if !strings.HasSuffix(w, "(the kubelet drops it)") { // reported per file above
+			res.Warnings = append(res.Warnings, Finding{Message: w})
+		}
 	}
 	return merged, nil
 }
+
+// errReported stands for a failure whose cause is already in the findings.
+var errReported = errors.New("reported")
 
 // placeOrigin puts an error on the file and line that set the field.
 func placeOrigin(doc *config.Document, merged *dropins.Result, e validate.Error) Finding {

@@ -69,6 +69,9 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 				args, f.kubeletArgs = args[:dash], args[dash:]
+				if !f.live && len(f.kubeletArgs) > 0 {
+					return fmt.Errorf("a kubelet command line after -- goes with --live only")
+				}
 			}
 			if len(args) > 1 {
 				return fmt.Errorf("at most one NEW file, got %d", len(args))

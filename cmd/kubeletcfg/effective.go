@@ -51,6 +51,12 @@ systemd does (under --root for an offline node image).`,
 				return err
 			}
 			kargs := append([]string(nil), args...)
+			for _, a := range args {
+				name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+				if (name == "config" && f.config != "") || (name == "config-dir" && f.configDir != "") {
+					return fmt.Errorf("--%s is given both as kubeletcfg's flag and in the kubelet's command line after --: give it once", name)
+				}
+			}
 			if f.config != "" {
 				kargs = append(kargs, "--config="+f.config)
 			}

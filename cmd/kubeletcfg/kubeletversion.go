@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
@@ -33,6 +34,11 @@ func (f *versionFlags) resolve(s streams) (*schema.Version, error) {
 			return nil, fmt.Errorf("the node's kubelet is %s: %w", found, rerr)
 		}
 		return v, nil
+	}
+	if !errors.Is(err, node.ErrNoKubelet) {
+		// A kubelet is there but did not say its version: guessing another
+		// version would check against the wrong rules.
+		return nil, fmt.Errorf("%w (set --kubelet-version)", err)
 	}
 	v := schema.Newest()
 	fmt.Fprintf(s.ErrOut, "note: %v; using kubelet %s (set --kubelet-version)\n", err, v.Minor)

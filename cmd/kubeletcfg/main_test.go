@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -121,5 +123,64 @@ func TestVersion(t *testing.T) {
 	code, out, _ := runCLI(t, "version")
 	if code != 0 || !strings.Contains(out, "1.28, 1.29, 1.30, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36, 1.37") {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestBadInputIsRefusedClearly(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	gx := write("gx.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  NoSuchFeature: true\nimageGCHighThresholdPercent: 200\n")
+	write("dd/10.conf", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nbogusField: 1\n")
+	big := write("big.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n#"+strings.Repeat("x", 5<<20)+"\n")
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+		count    map[string]int // substrings of stdout and on how many lines they must appear
+	}{
+		{name: "a bad gate does not hide the rest of validation under --config-dir",
+			args: []string{"validate", "--kubelet-version", "1.31", "--config-dir", filepath.Join(dir, "dd"), gx}, code: 1,
+			count: map[string]int{"NoSuchFeature": 1, "imageGCHighThresholdPercent": 1, "bogusField": 1}},
+		{name: "a missing drop-in directory is an I/O error",
+			args: []string{"validate", "--kubelet-version", "1.31", "--config-dir", filepath.Join(dir, "nope"), gx}, code: 2},
+		{name: "a misspelt flag is not taken for a removed one",
+			args: []string{"migrate", "--kubelet-version", "1.31", "--", "--max-pod=150"}, code: 2, contains: "did you mean --max-pods"},
+		{name: "a command line after -- needs --live",
+			args: []string{"diff", "--kubelet-version", "1.31", gx, "--against", gx, "--", "--max-pods=5"}, code: 2},
+		{name: "--config given twice",
+			args: []string{"effective", "--kubelet-version", "1.31", "--config", gx, "--", "--config=" + gx}, code: 2},
+		{name: "a huge file", args: []string{"validate", "--kubelet-version", "1.31", big}, code: 1, contains: "kubeletcfg reads at most"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
+			}
+			if tc.contains != "" && !strings.Contains(out+errOut, tc.contains) {
+				t.Errorf("output lacks %q:\n%s%s", tc.contains, out, errOut)
+			}
+			for s, n := range tc.count {
+				lines := 0
+				for _, l := range strings.Split(out, "\n") {
+					if strings.Contains(l, s) {
+						lines++
+					}
+				}
+				if lines != n {
+					t.Errorf("%q is on %d lines, want %d:\n%s", s, lines, n, out)
+				}
+			}
+		})
 	}
 }

@@ -63,7 +63,16 @@ checks it gives the old effective configuration.`,
 				return err
 			}
 			if !f.noVerify {
-				if err := res.Verify(tempConfig); err != nil {
+				dir, err := os.MkdirTemp("", "kubeletcfg-migrate")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				write := func(doc []byte) (string, error) {
+					path := filepath.Join(dir, "config.yaml")
+					return path, os.WriteFile(path, doc, 0o600)
+				}
+				if err := res.Verify(write); err != nil {
 					return fmt.Errorf("kubeletcfg's own check of the migration failed (please report): %w", err)
 				}
 			}
@@ -87,15 +96,6 @@ checks it gives the old effective configuration.`,
 	cmd.Flags().StringVar(&f.outputDir, "output-dir", "", "write config.yaml, kubelet-flags.env (the remaining flags), migration.json and report.txt into this directory (never over existing files)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "skip the check that the new setup gives the old effective configuration")
 	return cmd
-}
-
-func tempConfig(doc []byte) (string, error) {
-	dir, err := os.MkdirTemp("", "kubeletcfg-migrate")
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "config.yaml")
-	return path, os.WriteFile(path, doc, 0o600)
 }
 
 func printMigration(s streams, res *migrate.Result) error {
