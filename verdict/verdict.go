@@ -6,9 +6,9 @@ package verdict
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"os"
 	"sort"
+	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
 
