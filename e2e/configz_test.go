@@ -273,3 +273,22 @@ func tail(b []byte) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// fetchConfigz reads the running kubelet's /configz.
+func fetchConfigz(t *testing.T) []byte {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Get("https://127.0.0.1:10250/configz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var wrapped struct {
+		KubeletConfig json.RawMessage `json:"kubeletconfig"`
+	}
+	if err := json.Unmarshal(body, &wrapped); err != nil {
+		t.Fatalf("configz: %v: %s", err, body)
+	}
+	return wrapped.KubeletConfig
+}

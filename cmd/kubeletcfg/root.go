@@ -34,6 +34,8 @@ func run(args []string, s streams) int {
 		return exitOK
 	case errors.Is(err, errCheckFailed):
 		return exitFailed
+	case errors.Is(err, errRolledBack):
+		return exitRolledBack
 	default:
 		fmt.Fprintf(s.ErrOut, "kubeletcfg: %v\n", err)
 		return exitUsage
@@ -64,6 +66,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error.`,
 		newEffectiveCmd(s),
 		newMigrateCmd(s),
 		newDiffCmd(s),
+		newApplyCmd(s),
 	)
 	return root
 }

@@ -1,0 +1,292 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/validate"
+)
+
+// Options describe one change of a node's kubelet config file.
+type Options struct {
+	Node    string          // must name this node
+	Setup   dropins.Options // how the kubelet is started today (its --config names the file)
+	NewFile []byte          // the new content of the --config file
+	DryRun  bool
+	Drained bool   // the operator confirms the node is drained (for changes that need it)
+	Restart string // shell command that restarts the kubelet
+	// PIDFile, when set, holds the restarted kubelet's process ID: a kubelet
+	// that exits is seen at once instead of at the end of the timeout.
+	PIDFile   string
+	Timeout   time.Duration
+	StableFor time.Duration
+	Progress  io.Writer // live progress lines; nil for none
+	Now       func() time.Time
+}
+
+// Outcome is what an apply did.
+type Outcome struct {
+	Changes    []diff.Change `json:"changes"`
+	ConfigFile string        `json:"configFile"`
+	Backup     string        `json:"backup,omitempty"`
+	Applied    bool          `json:"applied"`
+	RolledBack bool          `json:"rolledBack"`
+	Cause      string        `json:"cause,omitempty"`
+	// HealthyAfter is the time from the restart to the healthy verdict
+	// (stability window excluded).
+	HealthyAfter time.Duration `json:"healthyAfterNs,omitempty"`
+}
+
+// ErrRolledBack: the new configuration failed and the old one is back.
+var ErrRolledBack = errors.New("the new configuration failed; the old one was restored")
+
+// Run plans the change, and unless it is a dry run, applies it: lock,
+// backup, atomic write, restart, health watch over a stability window, and
+// on failure the old file back, a restart and a second watch.
+func Run(ctx context.Context, o Options) (*Outcome, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	v := o.Setup.Version
+	old, err := dropins.Effective(o.Setup)
+	if err != nil {
+		return nil, fmt.Errorf("the current setup: %w", err)
+	}
+	if old.ConfigFile == "" {
+		return nil, fmt.Errorf("the kubelet runs without --config: migrate it first (kubeletcfg migrate)")
+	}
+	path := onDisk(o.Setup, old.ConfigFile)
+	if err := checkNode(o, old); err != nil {
+		return nil, err
+	}
+	next, err := layerWith(o, o.NewFile)
+	if err != nil {
+		return nil, fmt.Errorf("the new configuration: %w", err)
+	}
+	if errs := append(validate.Config(next.Config, v), validate.Startup(next.Config, v)...); len(errs) > 0 {
+		var msgs []string
+		for _, e := range errs {
+			msgs = append(msgs, e.Message)
+		}
+		return nil, fmt.Errorf("the new configuration is invalid for kubelet %s: %s", v.Minor, strings.Join(msgs, "; "))
+	}
+	changes, err := diff.Compute(old.Config, next.Config, v)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Changes: changes, ConfigFile: path}
+	if len(changes) == 0 || o.DryRun {
+		return out, nil
+	}
+	for _, c := range changes {
+		for _, cl := range c.Classes {
+			if cl == diff.DrainState && !o.Drained {
+				return out, fmt.Errorf("%s changes: the node must be drained and %s removed first; drain it and give --drained", c.Path, c.StateFile)
+			}
+		}
+	}
+	if o.Restart == "" {
+		return out, fmt.Errorf("give --restart-command (restarting through systemd's D-Bus is not built yet)")
+	}
+
+	lock, err := Acquire(filepath.Join(filepath.Dir(path), ".kubeletcfg.lock"), "kubeletcfg apply --node "+o.Node, now())
+	if err != nil {
+		return out, err
+	}
+	defer lock.Release()
+	oldBytes, err := os.ReadFile(path)
+	if err != nil {
+		return out, err
+	}
+	if out.Backup, err = Backup(path, now()); err != nil {
+		return out, err
+	}
+	o.progress("backup: %s", out.Backup)
+	if _, err := WriteFile(path, o.NewFile); err != nil {
+		return out, err
+	}
+	out.Applied = true
+	o.progress("wrote %s", path)
+
+	healthy, cause := o.restartAndWatch(ctx, next.Config, &out.HealthyAfter)
+	if healthy {
+		return out, nil
+	}
+	out.Cause = cause
+	o.progress("unhealthy (%s): rolling back", cause)
+	if _, err := WriteFile(path, oldBytes); err != nil {
+		return out, fmt.Errorf("rollback: restoring %s from %s failed: %w (cause of the rollback: %s)", path, out.Backup, err, cause)
+	}
+	out.RolledBack = true
+	var back time.Duration
+	if ok, why := o.restartAndWatch(ctx, old.Config, &back); !ok {
+		return out, fmt.Errorf("rolled back to %s, but the kubelet is not healthy on it either: %s (cause of the rollback: %s)", out.Backup, why, cause)
+	}
+	return out, fmt.Errorf("%w: %s", ErrRolledBack, cause)
+}
+
+// layerWith layers the setup with content in place of its --config file.
+func layerWith(o Options, content []byte) (*dropins.Result, error) {
+	v := o.Setup.Version
+	cur, err := dropins.Effective(o.Setup)
+	if err != nil {
+		return nil, err
+	}
+	path := onDisk(o.Setup, cur.ConfigFile)
+	doc, err := config.Decode(content, config.DecodeOptions{File: path, Version: v})
+	if err != nil {
+		return nil, err
+	}
+	if errs := doc.Errors(); len(errs) > 0 {
+		return nil, errs[0]
+	}
+	if errs := v.CheckGates(doc.Config.FeatureGates); len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %s", path, strings.Join(errs, "; "))
+	}
+	s := o.Setup
+	s.Base = config.Default(doc.Config, v) // relative paths resolve against the real file's directory
+	return dropins.Effective(s)
+}
+
+func onDisk(s dropins.Options, p string) string {
+	if s.Root == "" {
+		return p
+	}
+	return filepath.Join(s.Root, p)
+}
+
+// checkNode refuses to touch a node other than the one named.
+func checkNode(o Options, cur *dropins.Result) error {
+	name := ""
+	for _, f := range cur.Flags {
+		if f.Flag.Name == "hostname-override" {
+			name = f.Value
+		}
+	}
+	if name == "" {
+		if o.Setup.Root != "" {
+			b, _ := os.ReadFile(filepath.Join(o.Setup.Root, "etc/hostname"))
+			name = strings.TrimSpace(string(b))
+		} else {
+			name, _ = os.Hostname()
+		}
+	}
+	if !strings.EqualFold(name, o.Node) {
+		return fmt.Errorf("--node %s, but this node is %q: refusing to touch it", o.Node, name)
+	}
+	return nil
+}
+
+// restartAndWatch restarts the kubelet and watches it become healthy and
+// stay so for the stability window.
+func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfiguration, took *time.Duration) (bool, string) {
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, "sh", "-c", o.Restart)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return false, fmt.Sprintf("restart command failed: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	o.progress("restarted (%.2fs)", time.Since(start).Seconds())
+	url := healthzURL(cfg)
+	if url == "" {
+		return true, "" // healthz disabled: the restart command's success is all there is
+	}
+	client := &http.Client{Timeout: time.Second}
+	deadline := start.Add(o.Timeout)
+	healthySince := time.Time{}
+	for time.Now().Before(deadline) {
+		if gone, pid := o.exited(); gone {
+			return false, fmt.Sprintf("the kubelet (pid %d) exited %.2fs after the restart", pid, time.Since(start).Seconds())
+		}
+		ok := healthz(ctx, client, url)
+		switch {
+		case ok && healthySince.IsZero():
+			healthySince = time.Now()
+			*took = healthySince.Sub(start)
+			o.progress("healthy after %.2fs; watching %s", took.Seconds(), o.StableFor)
+		case ok && time.Since(healthySince) >= o.StableFor:
+			o.progress("stable for %s", o.StableFor)
+			return true, ""
+		case !ok && !healthySince.IsZero():
+			return false, fmt.Sprintf("healthz answered, then failed %.2fs later (the kubelet died after starting)", time.Since(healthySince).Seconds())
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err().Error()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return false, fmt.Sprintf("not healthy within %s (%s)", o.Timeout, url)
+}
+
+// exited reports whether the process named by the PID file is gone.
+func (o Options) exited() (bool, int) {
+	if o.PIDFile == "" {
+		return false, 0
+	}
+	b, err := os.ReadFile(o.PIDFile)
+	if err != nil {
+		return false, 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return false, 0
+	}
+	// Signal 0 checks existence; a zombie counts as gone.
+	if err := syscall.Kill(pid, 0); err != nil {
+		return true, pid
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err == nil {
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return true, pid
+		}
+	}
+	return false, pid
+}
+
+func healthz(ctx context.Context, c *http.Client, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// healthzURL is where the kubelet with cfg answers healthz, "" if nowhere.
+func healthzURL(cfg *v1beta1.KubeletConfiguration) string {
+	if cfg.HealthzPort == nil || *cfg.HealthzPort == 0 {
+		return ""
+	}
+	host := cfg.HealthzBindAddress
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + host + ":" + strconv.Itoa(int(*cfg.HealthzPort)) + "/healthz"
+}
+
+func (o Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "apply: "+format+"\n", args...)
+	}
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeletcfg/kubeletcfg/apply"
+	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+)
+
+// exitRolledBack: the change was applied, failed, and the old one is back.
+const exitRolledBack = 3
+
+var errRolledBack = errors.New("rolled back")
+
+type applyFlags struct {
+	versionFlags
+	sourceFlags
+	node      string
+	file      string
+	dryRun    bool
+	drained   bool
+	restart   string
+	pidFile   string
+	timeout   time.Duration
+	stableFor time.Duration
+	output    string
+}
+
+func newApplyCmd(s streams) *cobra.Command {
+	f := &applyFlags{}
+	cmd := &cobra.Command{
+		Use:   "apply --node NAME -f NEW.yaml [--restart-command CMD] [-- KUBELET_ARGS]",
+		Short: "Replace the node's kubelet config file safely: backup, atomic write, restart, health watch, rollback",
+		Long: `apply validates NEW.yaml for the node's kubelet version, shows what changes and
+what each change takes, then (unless --dry-run) takes the node's lock, backs the
+config file up (config.yaml.bak.DATE, never overwriting a backup), writes NEW
+atomically keeping owner and mode, restarts the kubelet, and watches its healthz
+until it has been healthy for --stable-for. If it is not, the old file is put
+back, the kubelet restarted and watched again, and the cause is reported.
+
+The kubelet's command line is read from the node (its unit, drop-ins and env
+files, --from files, or after --). --node must name this node.
+
+Not yet: restarting through systemd's D-Bus (give --restart-command), a
+deadline that rolls back if kubeletcfg itself dies, cordon and drain.
+
+Exit codes: 0 applied (or nothing to change), 1 a dry run that would change,
+2 refused (invalid, wrong node, locked, usage or I/O error), 3 applied, failed
+and rolled back.`,
+		Example: `  kubeletcfg apply --node node-1 -f new-config.yaml --dry-run
+  kubeletcfg apply --node node-1 -f new-config.yaml --restart-command 'systemctl restart kubelet'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.node == "" || f.file == "" {
+				return fmt.Errorf("--node and -f are required")
+			}
+			v, err := f.resolve(s)
+			if err != nil {
+				return err
+			}
+			content, err := os.ReadFile(f.file)
+			if err != nil {
+				return err
+			}
+			setup := dropins.Options{Version: v, Args: args, Root: f.root}
+			if len(args) == 0 {
+				k, err := f.commandLine(f.root, s)
+				if err != nil {
+					return err
+				}
+				setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
+			}
+			out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, DryRun: f.dryRun,
+				Drained: f.drained, Restart: f.restart, PIDFile: f.pidFile, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
+			if out != nil {
+				if f.output == "json" {
+					if out.Changes == nil {
+						out.Changes = []diff.Change{}
+					}
+					if werr := writeJSON(s, out); werr != nil {
+						return werr
+					}
+				} else {
+					printChanges(s, out.Changes)
+					if out.RolledBack {
+						fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
+					} else if out.Applied && err == nil {
+						fmt.Fprintf(s.Out, "applied %s (backup %s); healthy %.2fs after the restart\n", out.ConfigFile, out.Backup, out.HealthyAfter.Seconds())
+					}
+				}
+			}
+			switch {
+			case errors.Is(err, apply.ErrRolledBack):
+				return errRolledBack
+			case err != nil:
+				return err
+			case f.dryRun && len(out.Changes) > 0:
+				return errCheckFailed
+			}
+			return nil
+		},
+	}
+	f.versionFlags.bind(cmd.Flags())
+	f.sourceFlags.bind(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
+	fl.StringVarP(&f.file, "filename", "f", "", "the new config file")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
+	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
+	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet")
+	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
+	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
+	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}

@@ -1,0 +1,171 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestApply changes the config file of a real kubelet: a good change ends
+// healthy with /configz showing it; a change that passes validation but
+// kills the kubelet right after it starts is rolled back; a second apply
+// while one holds the lock is refused.
+func TestApply(t *testing.T) {
+	kubelet := os.Getenv("KUBELET_BIN")
+	minor := os.Getenv("KUBELET_VERSION")
+	if kubelet == "" {
+		t.Fatal("KUBELET_BIN is not set: run make e2e")
+	}
+	dir, err := os.MkdirTemp("", "kubeletcfg-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
+	defer saveSysctls(t)()
+	sock := startContainerd(t, dir)
+	base := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
+		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
+	cfg := filepath.Join(dir, "config.yaml")
+	write(t, cfg, base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
+	args := []string{"--config=" + cfg, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki")}
+
+	// The restart command stops the running kubelet and starts a new one.
+	restart := filepath.Join(dir, "restart.sh")
+	write(t, restart, fmt.Sprintf(`#!/bin/sh
+pid=%[1]s/kubelet.pid
+if [ -f $pid ]; then kill $(cat $pid) 2>/dev/null; while kill -0 $(cat $pid) 2>/dev/null; do sleep 0.02; done; fi
+KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid %[2]s %[3]s >>%[1]s/kubelet.log 2>&1 </dev/null &
+echo $! >$pid
+`, dir, kubelet, strings.Join(args, " ")))
+	if err := os.Chmod(restart, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(filepath.Join(dir, "kubelet.pid")); err == nil {
+			var pid int
+			fmt.Sscan(string(b), &pid)
+			syscall.Kill(pid, syscall.SIGTERM)
+			time.Sleep(300 * time.Millisecond)
+		}
+	})
+	if out, err := exec.Command(restart).CombinedOutput(); err != nil {
+		t.Fatalf("start: %v %s", err, out)
+	}
+	waitHealthy(t, dir)
+
+	bin := filepath.Join(dir, "kubeletcfg")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
+	}
+	host, _ := os.Hostname()
+	applyCmd := func(newFile string) (int, string, time.Duration) {
+		start := time.Now()
+		cmd := exec.Command(bin, append([]string{"apply", "--node", host, "-f", newFile, "--kubelet-version", minor,
+			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "2s", "--health-timeout", "20s", "-o", "json", "--"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		code := 0
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, string(out), time.Since(start)
+	}
+
+	good := filepath.Join(dir, "good.yaml")
+	write(t, good, base+"cgroupDriver: cgroupfs\nmaxPods: 111\n")
+	code, out, took := applyCmd(good)
+	if code != 0 {
+		t.Fatalf("good change: exit %d\n%s", code, out)
+	}
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the good change /configz maxPods = %v, want 111", got)
+	}
+	t.Logf("good change applied in %s (%s)", took.Round(time.Millisecond), progressLine(out, "healthy after"))
+	if b, _ := filepath.Glob(cfg + ".bak.*"); len(b) != 1 {
+		t.Errorf("backups %v, want one", b)
+	}
+
+	// Valid for kubeletcfg and the kubelet's validation, fatal at start on
+	// this host (no systemd): rolled back.
+	bad := filepath.Join(dir, "bad.yaml")
+	write(t, bad, base+"cgroupDriver: systemd\nmaxPods: 122\n")
+	code, out, took = applyCmd(bad)
+	if code != 3 {
+		t.Fatalf("fatal change: exit %d, want 3 (rolled back)\n%s", code, out)
+	}
+	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "maxPods: 111") {
+		t.Errorf("after the rollback the config file is:\n%s", got)
+	}
+	waitHealthy(t, dir)
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the rollback /configz maxPods = %v, want 111", got)
+	}
+	t.Logf("fatal change rolled back, node healthy again, in %s (%s; back: %s)", took.Round(time.Millisecond), progressLine(out, "unhealthy"), progressLine(out, "healthy after"))
+	if b, _ := filepath.Glob(cfg + ".bak.*"); len(b) != 2 {
+		t.Errorf("backups %v, want two, none overwritten", b)
+	}
+
+	// A second apply while another holds the lock is refused.
+	holder := exec.Command("flock", filepath.Join(dir, ".kubeletcfg.lock"), "sleep", "30")
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-holder.Process.Pid, syscall.SIGKILL)
+	for exec.Command("flock", "-n", filepath.Join(dir, ".kubeletcfg.lock"), "true").Run() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	write(t, good, base+"cgroupDriver: cgroupfs\nmaxPods: 133\n")
+	code, out, _ = applyCmd(good)
+	if code != 2 || !strings.Contains(out, "holds the lock") {
+		t.Errorf("concurrent apply: exit %d, want 2 naming the lock\n%s", code, out)
+	}
+}
+
+func waitHealthy(t *testing.T, dir string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, "kubelet.log"))
+	t.Fatalf("the kubelet did not become healthy:\n%s", tail(out))
+}
+
+func configzMaxPods(t *testing.T) float64 {
+	t.Helper()
+	raw := fetchConfigz(t)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := m["maxPods"].(float64)
+	return n
+}
+
+// progressLine is the last progress line of apply that contains s.
+func progressLine(out, s string) string {
+	found := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "apply: ") && strings.Contains(l, s) {
+			found = strings.TrimPrefix(l, "apply: ")
+		}
+	}
+	return found
+}
