@@ -37,6 +37,9 @@ type Options struct {
 	StableFor time.Duration
 	Progress  io.Writer // live progress lines; nil for none
 	Now       func() time.Time
+	// StartGuard starts, detached, a process that runs Guard(configFile):
+	// it puts the old file back if this apply dies before confirming.
+	StartGuard func(configFile string) error
 }
 
 // Outcome is what an apply did.
@@ -75,6 +78,16 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err := checkNode(o, old); err != nil {
 		return nil, err
 	}
+	if !o.DryRun {
+		if was, err := Recover(path, "kubeletcfg apply --node "+o.Node, now()); err != nil {
+			return nil, err
+		} else if was {
+			o.progress("an earlier apply of %s was interrupted: its backup is restored", path)
+			if old, err = dropins.Effective(o.Setup); err != nil {
+				return nil, fmt.Errorf("the current setup: %w", err)
+			}
+		}
+	}
 	next, err := layerWith(o, o.NewFile)
 	if err != nil {
 		return nil, fmt.Errorf("the new configuration: %w", err)
@@ -105,7 +118,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, fmt.Errorf("give --restart-command (restarting through systemd's D-Bus is not built yet)")
 	}
 
-	lock, err := Acquire(filepath.Join(filepath.Dir(path), ".kubeletcfg.lock"), "kubeletcfg apply --node "+o.Node, now())
+	lock, err := Acquire(lockPath(path), "kubeletcfg apply --node "+o.Node, now())
 	if err != nil {
 		return out, err
 	}
@@ -118,7 +131,19 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	o.progress("backup: %s", out.Backup)
+	// From here the journal says what to undo, and a guard outside this
+	// process undoes it if this process dies before it confirms.
+	if err := writeJournal(Journal{ConfigFile: path, Backup: out.Backup, Restart: o.Restart, Started: now()}); err != nil {
+		return out, err
+	}
+	if o.StartGuard != nil {
+		if err := o.StartGuard(path); err != nil {
+			removeJournal(path)
+			return out, fmt.Errorf("starting the guard: %w", err)
+		}
+	}
 	if _, err := WriteFile(path, o.NewFile); err != nil {
+		removeJournal(path)
 		return out, err
 	}
 	out.Applied = true
@@ -126,7 +151,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 
 	healthy, cause := o.restartAndWatch(ctx, next.Config, &out.HealthyAfter)
 	if healthy {
-		return out, nil
+		return out, removeJournal(path)
 	}
 	out.Cause = cause
 	o.progress("unhealthy (%s): rolling back", cause)
@@ -135,7 +160,11 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	out.RolledBack = true
 	var back time.Duration
-	if ok, why := o.restartAndWatch(ctx, old.Config, &back); !ok {
+	ok, why := o.restartAndWatch(ctx, old.Config, &back)
+	if err := removeJournal(path); err != nil {
+		return out, err
+	}
+	if !ok {
 		return out, fmt.Errorf("rolled back to %s, but the kubelet is not healthy on it either: %s (cause of the rollback: %s)", out.Backup, why, cause)
 	}
 	return out, fmt.Errorf("%w: %s", ErrRolledBack, cause)

@@ -32,6 +32,10 @@ func TestApply(t *testing.T) {
 	}
 	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
 	defer saveSysctls(t)()
+	if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a kubelet already answers on 127.0.0.1:10248: stop it first")
+	}
 	sock := startContainerd(t, dir)
 	base := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
 		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
@@ -43,7 +47,13 @@ func TestApply(t *testing.T) {
 	restart := filepath.Join(dir, "restart.sh")
 	write(t, restart, fmt.Sprintf(`#!/bin/sh
 pid=%[1]s/kubelet.pid
-if [ -f $pid ]; then kill $(cat $pid) 2>/dev/null; while kill -0 $(cat $pid) 2>/dev/null; do sleep 0.02; done; fi
+# Stop the running kubelet: wait until it is gone or a zombie (PID 1 here may
+# not reap it), at most 10 s, then make sure.
+if [ -f $pid ]; then
+  p=$(cat $pid); kill $p 2>/dev/null; i=0
+  while [ -e /proc/$p ] && [ "$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -c1)" != Z ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
+  kill -9 $p 2>/dev/null
+fi
 KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid %[2]s %[3]s >>%[1]s/kubelet.log 2>&1 </dev/null &
 echo $! >$pid
 `, dir, kubelet, strings.Join(args, " ")))
@@ -51,12 +61,9 @@ echo $! >$pid
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if b, err := os.ReadFile(filepath.Join(dir, "kubelet.pid")); err == nil {
-			var pid int
-			fmt.Sscan(string(b), &pid)
-			syscall.Kill(pid, syscall.SIGTERM)
-			time.Sleep(300 * time.Millisecond)
-		}
+		// Every kubelet this test started (the guard may have started one).
+		exec.Command("pkill", "-9", "-f", "config="+cfg).Run()
+		time.Sleep(300 * time.Millisecond)
 	})
 	if out, err := exec.Command(restart).CombinedOutput(); err != nil {
 		t.Fatalf("start: %v %s", err, out)
@@ -116,6 +123,48 @@ echo $! >$pid
 	if b, _ := filepath.Glob(cfg + ".bak.*"); len(b) != 2 {
 		t.Errorf("backups %v, want two, none overwritten", b)
 	}
+	if _, err := os.Stat(filepath.Join(dir, ".kubeletcfg-apply.json")); err == nil {
+		t.Error("the journal of a finished apply is left behind")
+	}
+
+	// kill -9 of kubeletcfg while it watches the new kubelet: the guard it
+	// left behind puts the old file back and restarts the kubelet.
+	killed := filepath.Join(dir, "killed.yaml")
+	write(t, killed, base+"cgroupDriver: cgroupfs\nmaxPods: 144\n")
+	cmd := exec.Command(bin, append([]string{"apply", "--node", host, "-f", killed, "--kubelet-version", minor,
+		"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "30s", "--"}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "maxPods: 144") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("apply never wrote the new file")
+		}
+	}
+	time.Sleep(time.Second) // into the restart and the watch
+	killedAt := time.Now()
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(cfg)
+		_, journal := os.Stat(filepath.Join(dir, ".kubeletcfg-apply.json"))
+		if strings.Contains(string(b), "maxPods: 111") && journal != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			guard, _ := os.ReadFile(filepath.Join(dir, ".kubeletcfg-guard.log"))
+			holders, _ := exec.Command("sh", "-c", "ls -l /proc/[0-9]*/fd 2>/dev/null | grep -B200 kubeletcfg.lock | grep -E '^/proc|kubeletcfg.lock' | grep -B1 lock; ps -ef | grep -E 'guard|kubelet|flock' | grep -v grep").CombinedOutput()
+			t.Fatalf("after kill -9 the old file was not restored:\n%s\nguard log:\n%s\nholders:\n%s", b, guard, holders)
+		}
+	}
+	waitHealthy(t, dir)
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after kill -9 and the guard, /configz maxPods = %v, want 111", got)
+	}
+	t.Logf("kill -9 during the watch: old file back and the kubelet healthy %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 
 	// A second apply while another holds the lock is refused.
 	holder := exec.Command("flock", filepath.Join(dir, ".kubeletcfg.lock"), "sleep", "30")

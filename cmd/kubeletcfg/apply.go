@@ -76,7 +76,7 @@ and rolled back.`,
 				setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
 			}
 			out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, DryRun: f.dryRun,
-				Drained: f.drained, Restart: f.restart, PIDFile: f.pidFile, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
+				Drained: f.drained, Restart: f.restart, PIDFile: f.pidFile, StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
 			if out != nil {
 				if f.output == "json" {
 					if out.Changes == nil {
@@ -117,5 +117,30 @@ and rolled back.`,
 	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
 	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+// startGuard runs this binary's hidden guard command, detached.
+func startGuard(configFile string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return apply.StartGuard(self, []string{"__guard", "--config-file", configFile}, configFile)
+}
+
+// newGuardCmd is the process apply leaves behind: it waits for the apply to
+// end and undoes a change the apply did not confirm.
+func newGuardCmd() *cobra.Command {
+	var configFile string
+	cmd := &cobra.Command{
+		Use:    "__guard --config-file PATH",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return apply.Guard(configFile)
+		},
+	}
+	cmd.Flags().StringVar(&configFile, "config-file", "", "the config file an apply is changing")
 	return cmd
 }

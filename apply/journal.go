@@ -1,0 +1,148 @@
+package apply
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Journal records an apply in progress, on disk beside the config file, so
+// that whoever comes next — the guard process, or the next apply — can put
+// the old file back if the apply never confirmed the new one.
+type Journal struct {
+	ConfigFile string    `json:"configFile"`
+	Backup     string    `json:"backup"`
+	Restart    string    `json:"restart"`
+	Started    time.Time `json:"started"`
+}
+
+func journalPath(configFile string) string {
+	return filepath.Join(filepath.Dir(configFile), ".kubeletcfg-apply.json")
+}
+
+func lockPath(configFile string) string {
+	return filepath.Join(filepath.Dir(configFile), ".kubeletcfg.lock")
+}
+
+func writeJournal(j Journal) error {
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	_, err = WriteFile(journalPath(j.ConfigFile), data)
+	return err
+}
+
+func readJournal(configFile string) (*Journal, error) {
+	data, err := os.ReadFile(journalPath(configFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var j Journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("%s: %w", journalPath(configFile), err)
+	}
+	return &j, nil
+}
+
+func removeJournal(configFile string) error {
+	err := os.Remove(journalPath(configFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(configFile))
+	}
+	return err
+}
+
+// finish puts the old file back for an apply that did not confirm its
+// change, restarts the kubelet and clears the journal. The caller holds the
+// lock.
+func (j *Journal) finish() error {
+	old, err := os.ReadFile(j.Backup)
+	if err != nil {
+		return fmt.Errorf("interrupted apply of %s: reading its backup: %w", j.ConfigFile, err)
+	}
+	if _, err := WriteFile(j.ConfigFile, old); err != nil {
+		return fmt.Errorf("interrupted apply of %s: restoring %s: %w", j.ConfigFile, j.Backup, err)
+	}
+	if j.Restart != "" {
+		if out, err := exec.Command("sh", "-c", j.Restart).CombinedOutput(); err != nil {
+			return fmt.Errorf("interrupted apply of %s: restored %s, but the restart failed: %v: %s", j.ConfigFile, j.Backup, err, out)
+		}
+	}
+	return removeJournal(j.ConfigFile)
+}
+
+// Guard waits for the lock of configFile — free once the apply holding it
+// has finished or died — and then finishes an apply the journal says was
+// not confirmed. Run it detached from the apply (StartGuard), so that it
+// outlives the apply, its shell and its SSH session.
+func Guard(configFile string) error {
+	l, err := acquireWait(lockPath(configFile))
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	j, err := readJournal(configFile)
+	if err != nil || j == nil {
+		return err
+	}
+	return j.finish()
+}
+
+// StartGuard starts `self guardArgs...` in a session of its own, with its
+// output in the file beside the journal.
+func StartGuard(self string, guardArgs []string, configFile string) error {
+	log, err := os.OpenFile(filepath.Join(filepath.Dir(configFile), ".kubeletcfg-guard.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(self, guardArgs...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// acquireWait takes the lock, waiting for its holder.
+func acquireWait(path string) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Recover finishes an apply of configFile that was interrupted and whose
+// guard did not run (a reboot): the old file back, a restart, no journal.
+// It reports whether there was one.
+func Recover(configFile string, holder string, now time.Time) (bool, error) {
+	l, err := Acquire(lockPath(configFile), holder, now)
+	if err != nil {
+		return false, err
+	}
+	defer l.Release()
+	j, err := readJournal(configFile)
+	if err != nil || j == nil {
+		return false, err
+	}
+	return true, j.finish()
+}
