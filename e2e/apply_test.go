@@ -166,6 +166,21 @@ echo $! >$pid
 	}
 	t.Logf("kill -9 during the watch: old file back and the kubelet healthy %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 
+	// backups lists what the applies kept; rollback --to puts the first back.
+	out2, err := exec.Command(bin, append([]string{"backups", "--kubelet-version", minor, "--"}, args...)...).CombinedOutput()
+	if err != nil || strings.Count(string(out2), ".bak.") != 3 {
+		t.Fatalf("backups: %v, want three listed\n%s", err, out2)
+	}
+	first := strings.Fields(strings.Split(strings.TrimSpace(string(out2)), "\n")[0])[0]
+	out2, err = exec.Command(bin, append([]string{"rollback", "--node", host, "--to", first, "--kubelet-version", minor,
+		"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("rollback --to %s: %v\n%s", first, err, out2)
+	}
+	if got := configzMaxPods(t); got != 100 {
+		t.Errorf("after rollback to the first backup /configz maxPods = %v, want 100", got)
+	}
+
 	// A second apply while another holds the lock is refused.
 	holder := exec.Command("flock", filepath.Join(dir, ".kubeletcfg.lock"), "sleep", "30")
 	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -56,67 +56,12 @@ and rolled back.`,
 		Example: `  kubeletcfg apply --node node-1 -f new-config.yaml --dry-run
   kubeletcfg apply --node node-1 -f new-config.yaml --restart-command 'systemctl restart kubelet'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.node == "" || f.file == "" {
-				return fmt.Errorf("--node and -f are required")
-			}
-			v, err := f.resolve(s)
-			if err != nil {
-				return err
-			}
-			content, err := os.ReadFile(f.file)
-			if err != nil {
-				return err
-			}
-			setup := dropins.Options{Version: v, Args: args, Root: f.root}
-			if len(args) == 0 {
-				k, err := f.commandLine(f.root, s)
-				if err != nil {
-					return err
-				}
-				setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
-			}
-			out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, DryRun: f.dryRun,
-				Drained: f.drained, Restart: f.restart, PIDFile: f.pidFile, StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
-			if out != nil {
-				if f.output == "json" {
-					if out.Changes == nil {
-						out.Changes = []diff.Change{}
-					}
-					if werr := writeJSON(s, out); werr != nil {
-						return werr
-					}
-				} else {
-					printChanges(s, out.Changes)
-					if out.RolledBack {
-						fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
-					} else if out.Applied && err == nil {
-						fmt.Fprintf(s.Out, "applied %s (backup %s); healthy %.2fs after the restart\n", out.ConfigFile, out.Backup, out.HealthyAfter.Seconds())
-					}
-				}
-			}
-			switch {
-			case errors.Is(err, apply.ErrRolledBack):
-				return errRolledBack
-			case err != nil:
-				return err
-			case f.dryRun && len(out.Changes) > 0:
-				return errCheckFailed
-			}
-			return nil
+			return runApply(cmd, s, f, args)
 		},
 	}
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	bindApplyFlags(cmd, f)
 	fl := cmd.Flags()
-	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
 	fl.StringVarP(&f.file, "filename", "f", "", "the new config file")
-	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
-	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
-	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet")
-	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
-	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
-	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")
-	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
 
@@ -143,4 +88,68 @@ func newGuardCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&configFile, "config-file", "", "the config file an apply is changing")
 	return cmd
+}
+
+func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
+	if f.node == "" || f.file == "" {
+		return fmt.Errorf("--node and -f are required")
+	}
+	v, err := f.resolve(s)
+	if err != nil {
+		return err
+	}
+	content, err := os.ReadFile(f.file)
+	if err != nil {
+		return err
+	}
+	setup := dropins.Options{Version: v, Args: args, Root: f.root}
+	if len(args) == 0 {
+		k, err := f.commandLine(f.root, s)
+		if err != nil {
+			return err
+		}
+		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
+	}
+	out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, DryRun: f.dryRun,
+		Drained: f.drained, Restart: f.restart, PIDFile: f.pidFile, StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
+	if out != nil {
+		if f.output == "json" {
+			if out.Changes == nil {
+				out.Changes = []diff.Change{}
+			}
+			if werr := writeJSON(s, out); werr != nil {
+				return werr
+			}
+		} else {
+			printChanges(s, out.Changes)
+			if out.RolledBack {
+				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
+			} else if out.Applied && err == nil {
+				fmt.Fprintf(s.Out, "applied %s (backup %s); healthy %.2fs after the restart\n", out.ConfigFile, out.Backup, out.HealthyAfter.Seconds())
+			}
+		}
+	}
+	switch {
+	case errors.Is(err, apply.ErrRolledBack):
+		return errRolledBack
+	case err != nil:
+		return err
+	case f.dryRun && len(out.Changes) > 0:
+		return errCheckFailed
+	}
+	return nil
+}
+
+func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
+	f.versionFlags.bind(cmd.Flags())
+	f.sourceFlags.bind(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
+	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
+	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet")
+	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
+	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
+	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 }

@@ -184,3 +184,49 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		})
 	}
 }
+
+func TestApplyPlanning(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	head := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	mustWrite := func(p, c string) {
+		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(cfg, head+"maxPods: 100\n")
+	same := filepath.Join(dir, "same.yaml")
+	mustWrite(same, head+"maxPods: 100\n")
+	changed := filepath.Join(dir, "changed.yaml")
+	mustWrite(changed, head+"maxPods: 120\ncpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n")
+	invalid := filepath.Join(dir, "invalid.yaml")
+	mustWrite(invalid, head+"imageGCHighThresholdPercent: 200\n")
+	host, _ := os.Hostname()
+	run := func(extra ...string) (int, string) {
+		args := append([]string{"apply", "--kubelet-version", "1.37"}, extra...)
+		args = append(args, "--", "--config="+cfg)
+		code, out, errOut := runCLI(t, args...)
+		return code, out + errOut
+	}
+	if code, out := run("--node", host, "-f", same, "--dry-run"); code != 0 || !strings.Contains(out, "no change") {
+		t.Errorf("same file: exit %d\n%s", code, out)
+	}
+	if code, out := run("--node", host, "-f", changed, "--dry-run"); code != 1 || !strings.Contains(out, "cpuManagerPolicy") {
+		t.Errorf("changed file, dry run: exit %d\n%s", code, out)
+	}
+	if code, out := run("--node", host, "-f", changed, "--restart-command", "true"); code != 2 || !strings.Contains(out, "drained") {
+		t.Errorf("a change that needs a drain: exit %d\n%s", code, out)
+	}
+	if code, out := run("--node", "some-other-node", "-f", changed, "--dry-run"); code != 2 || !strings.Contains(out, "refusing to touch it") {
+		t.Errorf("wrong node: exit %d\n%s", code, out)
+	}
+	if code, out := run("--node", host, "-f", invalid, "--dry-run"); code != 2 || !strings.Contains(out, "imageGCHighThresholdPercent") {
+		t.Errorf("invalid file: exit %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != head+"maxPods: 100\n" {
+		t.Errorf("planning changed the config file:\n%s", b)
+	}
+	if list, _ := filepath.Glob(cfg + ".bak.*"); len(list) != 0 {
+		t.Errorf("planning made backups: %v", list)
+	}
+}

@@ -67,6 +67,8 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error.`,
 		newMigrateCmd(s),
 		newDiffCmd(s),
 		newApplyCmd(s),
+		newRollbackCmd(s),
+		newBackupsCmd(s),
 		newGuardCmd(),
 	)
 	return root
