@@ -107,10 +107,16 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if len(changes) == 0 || o.DryRun {
 		return out, nil
 	}
+	var stateFiles []string
 	for _, c := range changes {
 		for _, cl := range c.Classes {
-			if cl == diff.DrainState && !o.Drained {
+			switch {
+			case cl == diff.DrainState && !o.Drained:
 				return out, fmt.Errorf("%s changes: the node must be drained and %s removed first; drain it and give --drained", c.Path, c.StateFile)
+			case cl == diff.DrainState && c.StateFile != "":
+				stateFiles = append(stateFiles, filepath.Join(onDisk(o.Setup, rootDir(old)), c.StateFile))
+			case cl == diff.Security:
+				o.progress("security: %s %s -> %s changes the kubelet API's exposure", c.Path, diff.Value(c.Old), diff.Value(c.New))
 			}
 		}
 	}
@@ -145,6 +151,21 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if _, err := WriteFile(path, o.NewFile); err != nil {
 		removeJournal(path)
 		return out, err
+	}
+	// The kubelet refuses to start with a checkpoint of another policy: the
+	// operator drained the node, so the stale state goes (backed up first).
+	for _, sf := range stateFiles {
+		if _, err := os.Stat(sf); err != nil {
+			continue
+		}
+		b, err := Backup(sf, now())
+		if err != nil {
+			return out, err
+		}
+		if err := os.Remove(sf); err != nil {
+			return out, err
+		}
+		o.progress("removed %s (backup %s)", sf, b)
 	}
 	out.Applied = true
 	o.progress("wrote %s", path)
@@ -191,6 +212,20 @@ func layerWith(o Options, content []byte) (*dropins.Result, error) {
 	s := o.Setup
 	s.Base = config.Default(doc.Config, v) // relative paths resolve against the real file's directory
 	return dropins.Effective(s)
+}
+
+// rootDir is the kubelet's --root-dir.
+func rootDir(r *dropins.Result) string {
+	dir := "/var/lib/kubelet"
+	if f, ok := r.Version.Flag("root-dir"); ok && f.Default != "" {
+		dir = f.Default
+	}
+	for _, o := range r.Flags {
+		if o.Flag.Name == "root-dir" {
+			dir = o.Value
+		}
+	}
+	return dir
 }
 
 func onDisk(s dropins.Options, p string) string {

@@ -181,6 +181,23 @@ echo $! >$pid
 		t.Errorf("after rollback to the first backup /configz maxPods = %v, want 100", got)
 	}
 
+	// A CPU manager policy change needs a drain: with --drained, apply backs
+	// the stale cpu_manager_state up and removes it, and the kubelet starts.
+	state := filepath.Join(dir, "root", "cpu_manager_state")
+	if _, err := os.Stat(state); err != nil {
+		t.Fatalf("the kubelet wrote no %s: %v", state, err)
+	}
+	static := filepath.Join(dir, "static.yaml")
+	write(t, static, base+"cgroupDriver: cgroupfs\nmaxPods: 100\ncpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n")
+	out2, err = exec.Command(bin, append([]string{"apply", "--node", host, "-f", static, "--drained", "--kubelet-version", minor,
+		"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("apply of the static CPU manager policy with --drained: %v\n%s", err, out2)
+	}
+	if b, _ := filepath.Glob(state + ".bak.*"); len(b) != 1 || !strings.Contains(string(out2), "removed "+state) {
+		t.Errorf("the old cpu_manager_state was not backed up and removed (backups %v)\n%s", b, out2)
+	}
+
 	// A second apply while another holds the lock is refused.
 	holder := exec.Command("flock", filepath.Join(dir, ".kubeletcfg.lock"), "sleep", "30")
 	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
