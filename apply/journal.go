@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,7 +78,11 @@ func (j *Journal) finish() error {
 		return fmt.Errorf("interrupted apply of %s: restoring %s: %w", j.ConfigFile, j.Backup, err)
 	}
 	if j.Restart != "" {
-		if out, err := exec.Command("sh", "-c", j.Restart).CombinedOutput(); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "sh", "-c", j.Restart)
+		cmd.WaitDelay = time.Second // a started kubelet may hold the output pipes
+		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("interrupted apply of %s: restored %s, but the restart failed: %v: %s", j.ConfigFile, j.Backup, err, out)
 		}
 	}

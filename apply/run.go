@@ -261,7 +261,10 @@ func checkNode(o Options, cur *dropins.Result) error {
 // stay so for the stability window.
 func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfiguration, took *time.Duration) (bool, string) {
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, "sh", "-c", o.Restart)
+	rctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, "sh", "-c", o.Restart)
+	cmd.WaitDelay = time.Second // do not wait on pipes a started kubelet may hold
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return false, fmt.Sprintf("restart command failed: %v: %s", err, strings.TrimSpace(string(out)))
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -207,10 +209,24 @@ func effectiveOf(file string, v *schema.Version) (*dropins.Result, error) {
 	return dropins.Effective(dropins.Options{Version: v, Args: []string{"--config=" + file}})
 }
 
+// colours says whether to colour output: a terminal, and no NO_COLOR.
+func colours(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
 func printChanges(s streams, changes []diff.Change) {
 	if len(changes) == 0 {
 		fmt.Fprintln(s.Out, "no change")
 		return
+	}
+	red, green, reset := "", "", ""
+	if colours(s.Out) {
+		red, green, reset = "\x1b[31m", "\x1b[32m", "\x1b[0m"
 	}
 	for _, c := range changes {
 		var classes []string
@@ -221,7 +237,7 @@ func printChanges(s streams, changes []diff.Change) {
 		if c.StateFile != "" {
 			extra = ", remove " + c.StateFile
 		}
-		fmt.Fprintf(s.Out, "%s: %s -> %s  [%s%s]\n", c.Path, diff.Value(c.Old), diff.Value(c.New), strings.Join(classes, ", "), extra)
+		fmt.Fprintf(s.Out, "%s: %s%s%s -> %s%s%s  [%s%s]\n", c.Path, red, diff.Value(c.Old), reset, green, diff.Value(c.New), reset, strings.Join(classes, ", "), extra)
 	}
 	fmt.Fprintf(s.Out, "%d changes\n", len(changes))
 }

@@ -230,3 +230,26 @@ func TestApplyPlanning(t *testing.T) {
 		t.Errorf("planning made backups: %v", list)
 	}
 }
+
+func TestColoursOnlyOnATerminal(t *testing.T) {
+	if colours(&bytes.Buffer{}) {
+		t.Error("a buffer is no terminal")
+	}
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if colours(f) {
+		t.Error("a regular file is no terminal")
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no terminal here")
+	}
+	defer tty.Close()
+	t.Setenv("NO_COLOR", "1")
+	if colours(tty) {
+		t.Error("NO_COLOR is set")
+	}
+}
