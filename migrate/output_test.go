@@ -57,3 +57,14 @@ func TestWriteDir(t *testing.T) {
 		t.Error("an existing config.yaml was overwritten")
 	}
 }
+
+func TestKlogFlagsAreKnownRemovals(t *testing.T) {
+	v, _ := schema.Resolve("1.31")
+	res, err := Run(Options{Options: dropins.Options{Version: v, Args: []string{"--logtostderr", "--log-dir", "/var/log/kubelet", "--v=2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) != 2 || res.Removed[1].Flag != "--log-dir /var/log/kubelet" || !strings.Contains(res.Removed[0].Reason, "1.25") {
+		t.Errorf("removed %+v, want --logtostderr (a boolean) and --log-dir with its value, last in 1.25", res.Removed)
+	}
+}

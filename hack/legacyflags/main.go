@@ -55,6 +55,9 @@ func main() {
 				fail(err)
 			}
 		}
+		if err := klogFlags(release, dir, found); err != nil {
+			fail(err)
+		}
 		for name, f := range found {
 			if _, seen := all[name]; !seen {
 				f.LastIn = strings.TrimPrefix(release, "v")
@@ -77,15 +80,7 @@ func fail(err error) {
 }
 
 func moduleDir(release string) (string, error) {
-	out, err := exec.Command("go", "mod", "download", "-json", "k8s.io/kubernetes@"+release).Output()
-	if err != nil {
-		return "", fmt.Errorf("download k8s.io/kubernetes@%s: %v", release, err)
-	}
-	var m struct{ Dir string }
-	if err := json.Unmarshal(out, &m); err != nil {
-		return "", err
-	}
-	return m.Dir, nil
+	return moduleDirOf("k8s.io/kubernetes@" + release)
 }
 
 // varTypes maps pflag registration methods to the type of their value.
@@ -176,6 +171,75 @@ func stringLit(e ast.Expr) (string, bool) {
 	}
 	s, err := strconv.Unquote(lit.Value)
 	return s, err == nil
+}
+
+// klogFlags adds klog's flags for releases whose kubelet exposed them: those
+// whose component-base logging package registers all of klog's flags
+// (klog.InitFlags), read from the klog version the release requires.
+func klogFlags(release, dir string, found map[string]LegacyFlag) error {
+	cb, err := moduleDirOf("k8s.io/component-base@v0." + strings.TrimPrefix(release, "v1."))
+	if err != nil {
+		return nil // releases before component-base: their klog flags are covered by later ones
+	}
+	logs, err := os.ReadFile(filepath.Join(cb, "logs", "logs.go"))
+	if err != nil || !strings.Contains(string(logs), "klog.InitFlags(packageFlags)") {
+		return nil
+	}
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return err
+	}
+	version := ""
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "k8s.io/klog/v2" && strings.HasPrefix(f[1], "v") {
+			version = f[1]
+		}
+	}
+	if version == "" {
+		return fmt.Errorf("%s: go.mod names no k8s.io/klog/v2", release)
+	}
+	klog, err := moduleDirOf("k8s.io/klog/v2@" + version)
+	if err != nil {
+		return err
+	}
+	flags := map[string]LegacyFlag{}
+	if err := scan(filepath.Join(klog, "klog.go"), flags); err != nil {
+		return err
+	}
+	notice := deprecationNotice(string(logs))
+	for name, f := range flags {
+		name = strings.ReplaceAll(name, "_", "-")
+		if _, ok := found[name]; !ok {
+			f.Deprecated = notice
+			found[name] = f
+		}
+	}
+	return nil
+}
+
+// deprecationNotice is the notice component-base's logging package gives the
+// klog flags it deprecates (its constant "deprecated"), if it has one.
+func deprecationNotice(src string) string {
+	for _, line := range strings.Split(src, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "const deprecated = "); ok {
+			if s, err := strconv.Unquote(rest); err == nil {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+func moduleDirOf(modAtVersion string) (string, error) {
+	out, err := exec.Command("go", "mod", "download", "-json", modAtVersion).Output()
+	if err != nil {
+		return "", fmt.Errorf("download %s: %v", modAtVersion, err)
+	}
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", err
+	}
+	return m.Dir, nil
 }
 
 type entry struct {
