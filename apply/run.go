@@ -137,6 +137,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	o.progress("backup: %s", out.Backup)
+	failpoint("after-backup")
 	// From here the journal says what to undo, and a guard outside this
 	// process undoes it if this process dies before it confirms.
 	if err := writeJournal(Journal{ConfigFile: path, Backup: out.Backup, Restart: o.Restart, Started: now()}); err != nil {
@@ -168,6 +169,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.progress("removed %s (backup %s)", sf, b)
 	}
 	out.Applied = true
+	failpoint("after-write")
 	o.progress("wrote %s", path)
 
 	healthy, cause := o.restartAndWatch(ctx, next.Config, &out.HealthyAfter)
@@ -261,6 +263,7 @@ func checkNode(o Options, cur *dropins.Result) error {
 // stay so for the stability window.
 func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfiguration, took *time.Duration) (bool, string) {
 	start := time.Now()
+	_, before := o.exited()
 	rctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(rctx, "sh", "-c", o.Restart)
@@ -269,6 +272,20 @@ func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfig
 		return false, fmt.Sprintf("restart command failed: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	o.progress("restarted (%.2fs)", time.Since(start).Seconds())
+	failpoint("after-restart")
+	// The old kubelet answers healthz until it is gone: with a PID file, the
+	// watch starts once a new process is there.
+	if o.PIDFile != "" {
+		for {
+			if _, pid := o.exited(); pid != 0 && pid != before {
+				break // a new process (the watch below sees if it dies)
+			}
+			if time.Since(start) > o.Timeout {
+				return false, fmt.Sprintf("no new kubelet process in %s within %s (still pid %d)", o.PIDFile, o.Timeout, before)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	url := healthzURL(cfg)
 	if url == "" {
 		return true, "" // healthz disabled: the restart command's success is all there is
@@ -355,5 +372,15 @@ func healthzURL(cfg *v1beta1.KubeletConfiguration) string {
 func (o Options) progress(format string, args ...any) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "apply: "+format+"\n", args...)
+	}
+}
+
+// failpoint kills this process at the named step when KUBELETCFG_FAILPOINT
+// names it: the tests use it to prove that a kubeletcfg that dies at any
+// step leaves the node consistent.
+func failpoint(step string) {
+	if os.Getenv("KUBELETCFG_FAILPOINT") == step {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
 	}
 }

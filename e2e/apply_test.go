@@ -166,10 +166,38 @@ echo $! >$pid
 	}
 	t.Logf("kill -9 during the watch: old file back and the kubelet healthy %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 
+	// kubeletcfg dying at each step (simulated with a failpoint that kills
+	// it with SIGKILL) leaves the node on the old file, healthy, no journal.
+	for _, step := range []string{"after-backup", "after-write", "after-restart"} {
+		write(t, killed, base+"cgroupDriver: cgroupfs\nmaxPods: 155\n")
+		cmd := exec.Command(bin, append([]string{"apply", "--node", host, "-f", killed, "--kubelet-version", minor,
+			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...)
+		cmd.Env = append(os.Environ(), "KUBELETCFG_FAILPOINT="+step)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != -1 {
+			t.Fatalf("%s: apply was not killed: %v\n%s", step, err, out)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			b, _ := os.ReadFile(cfg)
+			_, journal := os.Stat(filepath.Join(dir, ".kubeletcfg-apply.json"))
+			if strings.Contains(string(b), "maxPods: 111") && journal != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the old file was not restored:\n%s", step, b)
+			}
+		}
+		waitHealthy(t, dir)
+		if got := configzMaxPods(t); got != 111 {
+			t.Errorf("%s: after the guard /configz maxPods = %v, want 111", step, got)
+		}
+	}
+
 	// backups lists what the applies kept; rollback --to puts the first back.
 	out2, err := exec.Command(bin, append([]string{"backups", "--kubelet-version", minor, "--"}, args...)...).CombinedOutput()
-	if err != nil || strings.Count(string(out2), ".bak.") != 3 {
-		t.Fatalf("backups: %v, want three listed\n%s", err, out2)
+	if err != nil || strings.Count(string(out2), ".bak.") != 6 {
+		t.Fatalf("backups: %v, want six listed\n%s", err, out2)
 	}
 	first := strings.Fields(strings.Split(strings.TrimSpace(string(out2)), "\n")[0])[0]
 	out2, err = exec.Command(bin, append([]string{"rollback", "--node", host, "--to", first, "--kubelet-version", minor,
