@@ -98,6 +98,15 @@ $(KUBELET):
 	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
 	  k8s.io/kubernetes/cmd/kubelet
 
-e2e: $(KUBELET)
-	@command -v containerd >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc; }
-	KUBELET_BIN=$(KUBELET) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v ./e2e/
+# A Debian tree with systemd, containerd and runc, booted with systemd-nspawn
+# for the apply tests under a real systemd (~1 min to make, once).
+NSPAWN_ROOTFS := $(CURDIR)/_build/nspawn/rootfs
+$(NSPAWN_ROOTFS)/lib/systemd/systemd:
+	@command -v debootstrap >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; }
+	rm -rf $(NSPAWN_ROOTFS).tmp
+	debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,containerd,runc,iproute2 bookworm $(NSPAWN_ROOTFS).tmp
+	rm -rf $(NSPAWN_ROOTFS) && mv $(NSPAWN_ROOTFS).tmp $(NSPAWN_ROOTFS)
+
+e2e: $(KUBELET) $(NSPAWN_ROOTFS)/lib/systemd/systemd
+	@command -v containerd >/dev/null && command -v systemd-nspawn >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container; }
+	NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v ./e2e/

@@ -19,7 +19,8 @@ import (
 type Journal struct {
 	ConfigFile string    `json:"configFile"`
 	Backup     string    `json:"backup"`
-	Restart    string    `json:"restart"`
+	Restart    string    `json:"restart,omitempty"`
+	Unit       string    `json:"unit,omitempty"`
 	Started    time.Time `json:"started"`
 }
 
@@ -77,14 +78,10 @@ func (j *Journal) finish() error {
 	if _, err := WriteFile(j.ConfigFile, old); err != nil {
 		return fmt.Errorf("interrupted apply of %s: restoring %s: %w", j.ConfigFile, j.Backup, err)
 	}
-	if j.Restart != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "sh", "-c", j.Restart)
-		cmd.WaitDelay = time.Second // a started kubelet may hold the output pipes
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("interrupted apply of %s: restored %s, but the restart failed: %v: %s", j.ConfigFile, j.Backup, err, out)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := newRestarter(j.Restart, "", j.Unit, 2*time.Minute).Restart(ctx); err != nil {
+		return fmt.Errorf("interrupted apply of %s: restored %s, but the restart failed: %w", j.ConfigFile, j.Backup, err)
 	}
 	return removeJournal(j.ConfigFile)
 }

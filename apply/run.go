@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,7 +31,10 @@ type Options struct {
 	Restart string // shell command that restarts the kubelet
 	// PIDFile, when set, holds the restarted kubelet's process ID: a kubelet
 	// that exits is seen at once instead of at the end of the timeout.
-	PIDFile   string
+	PIDFile string
+	// Unit is the systemd unit restarted over D-Bus when Restart is empty
+	// (default kubelet.service).
+	Unit      string
 	Timeout   time.Duration
 	StableFor time.Duration
 	Progress  io.Writer // live progress lines; nil for none
@@ -120,9 +122,6 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			}
 		}
 	}
-	if o.Restart == "" {
-		return out, fmt.Errorf("give --restart-command (restarting through systemd's D-Bus is not built yet)")
-	}
 
 	lock, err := Acquire(lockPath(path), "kubeletcfg apply --node "+o.Node, now())
 	if err != nil {
@@ -140,7 +139,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	failpoint("after-backup")
 	// From here the journal says what to undo, and a guard outside this
 	// process undoes it if this process dies before it confirms.
-	if err := writeJournal(Journal{ConfigFile: path, Backup: out.Backup, Restart: o.Restart, Started: now()}); err != nil {
+	if err := writeJournal(Journal{ConfigFile: path, Backup: out.Backup, Restart: o.Restart, Unit: o.Unit, Started: now()}); err != nil {
 		return out, err
 	}
 	if o.StartGuard != nil {
@@ -262,40 +261,37 @@ func checkNode(o Options, cur *dropins.Result) error {
 // restartAndWatch restarts the kubelet and watches it become healthy and
 // stay so for the stability window.
 func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfiguration, took *time.Duration) (bool, string) {
+	r := newRestarter(o.Restart, o.PIDFile, o.Unit, o.Timeout)
+	before, _, _ := r.State(ctx)
 	start := time.Now()
-	_, before := o.exited()
-	rctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(rctx, "sh", "-c", o.Restart)
-	cmd.WaitDelay = time.Second // do not wait on pipes a started kubelet may hold
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return false, fmt.Sprintf("restart command failed: %v: %s", err, strings.TrimSpace(string(out)))
+	if err := r.Restart(ctx); err != nil {
+		return false, err.Error()
 	}
 	o.progress("restarted (%.2fs)", time.Since(start).Seconds())
 	failpoint("after-restart")
-	// The old kubelet answers healthz until it is gone: with a PID file, the
-	// watch starts once a new process is there.
-	if o.PIDFile != "" {
+	// The old kubelet answers healthz until it is gone: when the process is
+	// known, the watch starts once a new one is there.
+	if before != 0 {
 		for {
-			if _, pid := o.exited(); pid != 0 && pid != before {
+			if pid, _, _ := r.State(ctx); pid != 0 && pid != before {
 				break // a new process (the watch below sees if it dies)
 			}
 			if time.Since(start) > o.Timeout {
-				return false, fmt.Sprintf("no new kubelet process in %s within %s (still pid %d)", o.PIDFile, o.Timeout, before)
+				return false, fmt.Sprintf("no new kubelet process within %s (still pid %d)", o.Timeout, before)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	url := healthzURL(cfg)
 	if url == "" {
-		return true, "" // healthz disabled: the restart command's success is all there is
+		return true, "" // healthz disabled: the restart's success is all there is
 	}
 	client := &http.Client{Timeout: time.Second}
 	deadline := start.Add(o.Timeout)
 	healthySince := time.Time{}
 	for time.Now().Before(deadline) {
-		if gone, pid := o.exited(); gone {
-			return false, fmt.Sprintf("the kubelet (pid %d) exited %.2fs after the restart", pid, time.Since(start).Seconds())
+		if gone, why := stateGone(ctx, r); gone {
+			return false, fmt.Sprintf("the kubelet %s %.2fs after the restart", why, time.Since(start).Seconds())
 		}
 		ok := healthz(ctx, client, url)
 		switch {
@@ -318,30 +314,15 @@ func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfig
 	return false, fmt.Sprintf("not healthy within %s (%s)", o.Timeout, url)
 }
 
-// exited reports whether the process named by the PID file is gone.
-func (o Options) exited() (bool, int) {
-	if o.PIDFile == "" {
-		return false, 0
+func stateGone(ctx context.Context, r restarter) (bool, string) {
+	pid, gone, why := r.State(ctx)
+	if !gone {
+		return false, ""
 	}
-	b, err := os.ReadFile(o.PIDFile)
-	if err != nil {
-		return false, 0
+	if why == "exited" {
+		why = fmt.Sprintf("(pid %d) exited", pid)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return false, 0
-	}
-	// Signal 0 checks existence; a zombie counts as gone.
-	if err := syscall.Kill(pid, 0); err != nil {
-		return true, pid
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil {
-		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			return true, pid
-		}
-	}
-	return false, pid
+	return true, why
 }
 
 func healthz(ctx context.Context, c *http.Client, url string) bool {

@@ -26,6 +26,7 @@ type applyFlags struct {
 	dryRun    bool
 	drained   bool
 	restart   string
+	unit      string
 	pidFile   string
 	timeout   time.Duration
 	stableFor time.Duration
@@ -47,8 +48,10 @@ back, the kubelet restarted and watched again, and the cause is reported.
 The kubelet's command line is read from the node (its unit, drop-ins and env
 files, --from files, or after --). --node must name this node.
 
-Not yet: restarting through systemd's D-Bus (give --restart-command), a
-deadline that rolls back if kubeletcfg itself dies, cordon and drain.
+The kubelet is restarted through systemd's D-Bus API (--unit) and watched by
+the unit's state and main PID, or by --restart-command (with --pid-file). If
+kubeletcfg dies mid-way, a guard it left behind puts the old file back.
+Not yet: cordon and drain, Node and Lease checks.
 
 Exit codes: 0 applied (or nothing to change), 1 a dry run that would change,
 2 refused (invalid, wrong node, locked, usage or I/O error), 3 applied, failed
@@ -111,7 +114,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
 	}
 	out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, DryRun: f.dryRun,
-		Drained: f.drained, Restart: f.restart, PIDFile: f.pidFile, StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
+		Drained: f.drained, Restart: f.restart, Unit: f.unit, PIDFile: f.pidFile, StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
 	if out != nil {
 		if f.output == "json" {
 			if out.Changes == nil {
@@ -147,7 +150,8 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
 	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
-	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet")
+	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
+	fl.StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID) when there is no --restart-command")
 	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
 	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
 	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")

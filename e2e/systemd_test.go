@@ -1,0 +1,172 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestApplyUnderSystemd boots a Debian tree with systemd in systemd-nspawn,
+// with the kubelet as a systemd service, and runs kubeletcfg apply inside it:
+// the restart goes through systemd's D-Bus API and the watch reads the unit.
+// A good change ends healthy; one the kubelet refuses at start is rolled back.
+func TestApplyUnderSystemd(t *testing.T) {
+	rootfs := os.Getenv("NSPAWN_ROOTFS")
+	kubelet := os.Getenv("KUBELET_BIN")
+	minor := os.Getenv("KUBELET_VERSION")
+	if rootfs == "" || kubelet == "" {
+		t.Fatal("NSPAWN_ROOTFS and KUBELET_BIN are not set: run make e2e")
+	}
+	if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a kubelet already answers on 127.0.0.1:10248: stop it first")
+	}
+	defer saveSysctls(t)()
+	bin := filepath.Join(t.TempDir(), "kubeletcfg")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
+	}
+	base := `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+cgroupDriver: cgroupfs
+cgroupsPerQOS: false
+enforceNodeAllocatable: []
+authentication:
+  anonymous:
+    enabled: true
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
+`
+	in := func(p string) string { return filepath.Join(rootfs, p) }
+	write(t, in("/var/lib/kubelet/config.yaml"), base+"failCgroupV1: false\nmaxPods: 100\n")
+	write(t, in("/etc/containerd/config.toml"), "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  restrict_oom_score_adj = true\n")
+	write(t, in("/etc/systemd/system/kubelet.service"), `[Unit]
+Description=kubelet
+After=containerd.service
+[Service]
+ExecStart=/usr/local/bin/kubelet --config=/var/lib/kubelet/config.yaml
+Restart=always
+RestartSec=2
+[Install]
+WantedBy=multi-user.target
+`)
+	write(t, in("/etc/hostname"), "kcnode\n")
+	write(t, in("/etc/hosts"), "127.0.0.1 localhost kcnode\n")
+	os.Remove(in("/etc/systemd/system/multi-user.target.wants/kubelet.service"))
+	if err := os.Symlink("/etc/systemd/system/kubelet.service", in("/etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
+		t.Fatal(err)
+	}
+	for _, stale := range []string{"/var/lib/kubelet/config.yaml.bak.*", "/var/lib/kubelet/.kubeletcfg*"} {
+		matches, _ := filepath.Glob(in(stale))
+		for _, m := range matches {
+			os.Remove(m)
+		}
+	}
+
+	boot := exec.Command("systemd-nspawn", "-b", "-D", rootfs, "--register=no", "--keep-unit",
+		"--bind=/dev/kmsg", "--capability=CAP_SYSLOG", "--system-call-filter=@keyring",
+		"--bind-ro="+kubelet+":/usr/local/bin/kubelet", "--bind-ro="+bin+":/usr/local/bin/kubeletcfg")
+	boot.Env = append(os.Environ(), "SYSTEMD_NSPAWN_API_VFS_WRITABLE=1")
+	log, err := os.Create(filepath.Join(t.TempDir(), "nspawn.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot.Stdout, boot.Stderr, boot.Stdin = log, log, nil
+	if err := boot.Start(); err != nil {
+		t.Fatalf("systemd-nspawn: %v (make e2e installs it)", err)
+	}
+	defer func() {
+		boot.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- boot.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			boot.Process.Kill()
+		}
+	}()
+	init := containerInit(t, boot.Process.Pid, log.Name())
+	inside := func(args ...string) (int, string) {
+		cmd := exec.Command("nsenter", append([]string{"-t", fmt.Sprint(init), "-a"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), string(out)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	waitHealthyAt(t, func() string { _, out := inside("journalctl", "-u", "kubelet", "--no-pager", "-n", "30"); return out })
+
+	applyIn := func(file string) (int, string) {
+		return inside("/usr/local/bin/kubeletcfg", "apply", "--node", "kcnode", "-f", file, "--kubelet-version", minor,
+			"--stable-for", "2s", "--health-timeout", "30s")
+	}
+	write(t, in("/root/good.yaml"), base+"failCgroupV1: false\nmaxPods: 111\n")
+	if code, out := applyIn("/root/good.yaml"); code != 0 || !strings.Contains(out, "applied") {
+		t.Fatalf("good change under systemd: exit %d\n%s", code, out)
+	}
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the good change /configz maxPods = %v, want 111", got)
+	}
+	// Valid for kubeletcfg without host facts; the kubelet refuses it at
+	// start on this cgroup v1 host and systemd restarts it in a loop.
+	write(t, in("/root/bad.yaml"), base+"failCgroupV1: true\nmaxPods: 122\n")
+	start := time.Now()
+	code, out := applyIn("/root/bad.yaml")
+	if code != 3 {
+		t.Fatalf("fatal change under systemd: exit %d, want 3\n%s", code, out)
+	}
+	t.Logf("under systemd: fatal change rolled back in %s: %s", time.Since(start).Round(time.Millisecond), progressLine(out, "unhealthy"))
+	waitHealthyAt(t, func() string { return "" })
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the rollback under systemd /configz maxPods = %v, want 111", got)
+	}
+}
+
+// containerInit finds the container's PID 1 (the child of systemd-nspawn)
+// and waits until its systemd runs.
+func containerInit(t *testing.T, nspawn int, logPath string) int {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		out, _ := exec.Command("pgrep", "-P", fmt.Sprint(nspawn)).Output()
+		var pid int
+		if _, err := fmt.Sscan(string(out), &pid); err != nil || pid == 0 {
+			continue
+		}
+		state, _ := exec.Command("nsenter", "-t", fmt.Sprint(pid), "-a", "systemctl", "is-system-running").Output()
+		if s := strings.TrimSpace(string(state)); s == "running" || s == "degraded" {
+			return pid
+		}
+	}
+	log, _ := os.ReadFile(logPath)
+	t.Fatalf("the container's systemd did not come up:\n%s", tail(log))
+	return 0
+}
+
+func waitHealthyAt(t *testing.T, diag func() string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+	t.Fatalf("the kubelet did not become healthy:\n%s", diag())
+}
