@@ -136,6 +136,30 @@ WantedBy=multi-user.target
 	if got := configzMaxPods(t); got != 111 {
 		t.Errorf("after the rollback under systemd /configz maxPods = %v, want 111", got)
 	}
+
+	// kubeletcfg killed right after the write: its guard restores the old
+	// file and restarts the unit over D-Bus.
+	write(t, in("/root/killed.yaml"), base+"failCgroupV1: false\nmaxPods: 133\n")
+	code, out = inside("env", "KUBELETCFG_FAILPOINT=after-write", "/usr/local/bin/kubeletcfg", "apply", "--node", "kcnode",
+		"-f", "/root/killed.yaml", "--kubelet-version", minor, "--stable-for", "2s")
+	if code != 137 && code != -1 {
+		t.Fatalf("apply with the failpoint was not killed: exit %d\n%s", code, out)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(in("/var/lib/kubelet/config.yaml"))
+		_, journal := os.Stat(in("/var/lib/kubelet/.kubeletcfg-apply.json"))
+		if strings.Contains(string(b), "maxPods: 111") && journal != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			guard, _ := os.ReadFile(in("/var/lib/kubelet/.kubeletcfg-guard.log"))
+			t.Fatalf("under systemd, after kubeletcfg died the old file was not restored:\n%s\nguard:\n%s", b, guard)
+		}
+	}
+	waitHealthyAt(t, func() string { return "" })
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the guard under systemd /configz maxPods = %v, want 111", got)
+	}
 }
 
 // containerInit finds the container's PID 1 (the child of systemd-nspawn)
