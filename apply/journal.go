@@ -80,7 +80,7 @@ func (j *Journal) finish() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := newRestarter(j.Restart, "", j.Unit, 2*time.Minute).Restart(ctx); err != nil {
+	if err := newRestarter(j.Restart, "", "", j.Unit, 2*time.Minute).Restart(ctx); err != nil {
 		return fmt.Errorf("interrupted apply of %s: restored %s, but the restart failed: %w", j.ConfigFile, j.Backup, err)
 	}
 	return removeJournal(j.ConfigFile)

@@ -20,12 +20,14 @@ type restarter interface {
 	Restart(ctx context.Context) error
 	// State reports the kubelet's main process, and whether it is gone.
 	State(ctx context.Context) (pid int, gone bool, why string)
+	// Cause is the kubelet's own last words since the restart, if found.
+	Cause(since time.Time) string
 }
 
 // newRestarter picks the command when one is given, else systemd's unit.
-func newRestarter(command, pidFile, unit string, timeout time.Duration) restarter {
+func newRestarter(command, pidFile, logFile, unit string, timeout time.Duration) restarter {
 	if command != "" {
-		return &commandRestarter{command: command, pidFile: pidFile, timeout: timeout}
+		return &commandRestarter{command: command, pidFile: pidFile, logFile: logFile, timeout: timeout}
 	}
 	if unit == "" {
 		unit = "kubelet.service"
@@ -36,8 +38,20 @@ func newRestarter(command, pidFile, unit string, timeout time.Duration) restarte
 // commandRestarter runs a shell command; an optional PID file names the
 // kubelet's process.
 type commandRestarter struct {
-	command, pidFile string
-	timeout          time.Duration
+	command, pidFile, logFile string
+	timeout                   time.Duration
+}
+
+// Cause reads the kubelet's log file, when one was named.
+func (c *commandRestarter) Cause(time.Time) string {
+	if c.logFile == "" {
+		return ""
+	}
+	b, err := os.ReadFile(c.logFile)
+	if err != nil {
+		return ""
+	}
+	return lastFailure(string(b))
 }
 
 func (c *commandRestarter) Restart(ctx context.Context) error {
@@ -126,4 +140,38 @@ func (s *systemdRestarter) State(ctx context.Context) (int, bool, string) {
 		return 0, true, fmt.Sprintf("%s has no main process", s.unit)
 	}
 	return int(pid), false, ""
+}
+
+// Cause reads the unit's journal since the restart.
+func (s *systemdRestarter) Cause(since time.Time) string {
+	out, err := exec.Command("journalctl", "-u", s.unit, "--since", since.Format("2006-01-02 15:04:05"), "-o", "cat", "--no-pager").Output()
+	if err != nil {
+		return ""
+	}
+	return lastFailure(string(out))
+}
+
+// lastFailure picks the kubelet's fatal line from its log: "command failed"
+// (the error it exits with), else the last error line or panic.
+func lastFailure(log string) string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "command failed") || strings.HasPrefix(lines[i], "panic:") {
+			return trimLine(lines[i])
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "E") && len(lines[i]) > 1 && lines[i][1] >= '0' && lines[i][1] <= '9' {
+			return trimLine(lines[i])
+		}
+	}
+	return ""
+}
+
+func trimLine(l string) string {
+	l = strings.TrimSpace(l)
+	if len(l) > 400 {
+		l = l[:400] + "…"
+	}
+	return l
 }

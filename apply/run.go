@@ -34,11 +34,16 @@ type Options struct {
 	PIDFile string
 	// Unit is the systemd unit restarted over D-Bus when Restart is empty
 	// (default kubelet.service).
-	Unit      string
-	Timeout   time.Duration
-	StableFor time.Duration
-	Progress  io.Writer // live progress lines; nil for none
-	Now       func() time.Time
+	Unit string
+	// KubeletLog is the kubelet's log file, read for the cause of a failure
+	// with Restart (under systemd its journal is read).
+	KubeletLog string
+	// KeepBackups is how many backups of the config file to keep (0: all).
+	KeepBackups int
+	Timeout     time.Duration
+	StableFor   time.Duration
+	Progress    io.Writer // live progress lines; nil for none
+	Now         func() time.Time
 	// StartGuard starts, detached, a process that runs Guard(configFile):
 	// it puts the old file back if this apply dies before confirming.
 	StartGuard func(configFile string) error
@@ -173,7 +178,17 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 
 	healthy, cause := o.restartAndWatch(ctx, next.Config, &out.HealthyAfter)
 	if healthy {
-		return out, removeJournal(path)
+		if err := removeJournal(path); err != nil {
+			return out, err
+		}
+		if o.KeepBackups > 0 {
+			if pruned, err := Prune(path, o.KeepBackups); err != nil {
+				return out, err
+			} else if len(pruned) > 0 {
+				o.progress("removed %d old backups, keeping %d", len(pruned), o.KeepBackups)
+			}
+		}
+		return out, nil
 	}
 	out.Cause = cause
 	o.progress("unhealthy (%s): rolling back", cause)
@@ -261,7 +276,7 @@ func checkNode(o Options, cur *dropins.Result) error {
 // restartAndWatch restarts the kubelet and watches it become healthy and
 // stay so for the stability window.
 func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfiguration, took *time.Duration) (bool, string) {
-	r := newRestarter(o.Restart, o.PIDFile, o.Unit, o.Timeout)
+	r := newRestarter(o.Restart, o.PIDFile, o.KubeletLog, o.Unit, o.Timeout)
 	before, _, _ := r.State(ctx)
 	start := time.Now()
 	if err := r.Restart(ctx); err != nil {
@@ -291,7 +306,11 @@ func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfig
 	healthySince := time.Time{}
 	for time.Now().Before(deadline) {
 		if gone, why := stateGone(ctx, r); gone {
-			return false, fmt.Sprintf("the kubelet %s %.2fs after the restart", why, time.Since(start).Seconds())
+			msg := fmt.Sprintf("the kubelet %s %.2fs after the restart", why, time.Since(start).Seconds())
+			if cause := r.Cause(start.Add(-time.Second)); cause != "" {
+				msg += ": " + cause
+			}
+			return false, msg
 		}
 		ok := healthz(ctx, client, url)
 		switch {

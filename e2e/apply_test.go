@@ -78,7 +78,7 @@ echo $! >$pid
 	applyCmd := func(newFile string) (int, string, time.Duration) {
 		start := time.Now()
 		cmd := exec.Command(bin, append([]string{"apply", "--node", host, "-f", newFile, "--kubelet-version", minor,
-			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "2s", "--health-timeout", "20s", "-o", "json", "--"}, args...)...)
+			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--kubelet-log", filepath.Join(dir, "kubelet.log"), "--stable-for", "2s", "--health-timeout", "20s", "-o", "json", "--"}, args...)...)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		code := 0
@@ -111,6 +111,9 @@ echo $! >$pid
 	code, out, took = applyCmd(bad)
 	if code != 3 {
 		t.Fatalf("fatal change: exit %d, want 3 (rolled back)\n%s", code, out)
+	}
+	if !strings.Contains(out, "cgroups manager") {
+		t.Errorf("the rollback does not report the kubelet's own error:\n%s", out)
 	}
 	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "maxPods: 111") {
 		t.Errorf("after the rollback the config file is:\n%s", got)

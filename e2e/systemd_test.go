@@ -131,6 +131,9 @@ WantedBy=multi-user.target
 	if code != 3 {
 		t.Fatalf("fatal change under systemd: exit %d, want 3\n%s", code, out)
 	}
+	if !strings.Contains(out, "cgroup v1") {
+		t.Errorf("the rollback under systemd does not report the kubelet's error from its journal:\n%s", out)
+	}
 	t.Logf("under systemd: fatal change rolled back in %s: %s", time.Since(start).Round(time.Millisecond), progressLine(out, "unhealthy"))
 	waitHealthyAt(t, func() string { return "" })
 	if got := configzMaxPods(t); got != 111 {

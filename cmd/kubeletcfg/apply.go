@@ -28,6 +28,8 @@ type applyFlags struct {
 	restart   string
 	unit      string
 	pidFile   string
+	logFile   string
+	keep      int
 	timeout   time.Duration
 	stableFor time.Duration
 	output    string
@@ -114,7 +116,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
 	}
 	out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, DryRun: f.dryRun,
-		Drained: f.drained, Restart: f.restart, Unit: f.unit, PIDFile: f.pidFile, StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
+		Drained: f.drained, Restart: f.restart, Unit: f.unit, PIDFile: f.pidFile, KubeletLog: f.logFile, KeepBackups: f.keep, StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
 	if out != nil {
 		if f.output == "json" {
 			if out.Changes == nil {
@@ -153,6 +155,8 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
 	fl.StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID) when there is no --restart-command")
 	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
+	fl.StringVar(&f.logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
+	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
 	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
 	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
