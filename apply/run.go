@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,10 +41,13 @@ type Options struct {
 	KubeletLog string
 	// KeepBackups is how many backups of the config file to keep (0: all).
 	KeepBackups int
-	Timeout     time.Duration
-	StableFor   time.Duration
-	Progress    io.Writer // live progress lines; nil for none
-	Now         func() time.Time
+	// Configz, when set, reads the restarted kubelet's /configz: once it is
+	// stable it must serve the intended configuration.
+	Configz   func(ctx context.Context) ([]byte, error)
+	Timeout   time.Duration
+	StableFor time.Duration
+	Progress  io.Writer // live progress lines; nil for none
+	Now       func() time.Time
 	// StartGuard starts, detached, a process that runs Guard(configFile):
 	// it puts the old file back if this apply dies before confirming.
 	StartGuard func(configFile string) error
@@ -177,6 +181,11 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	o.progress("wrote %s", path)
 
 	healthy, cause := o.restartAndWatch(ctx, next.Config, &out.HealthyAfter)
+	if healthy && o.Configz != nil {
+		if cause = o.verifyConfigz(ctx, next); cause != "" {
+			healthy = false
+		}
+	}
 	if healthy {
 		if err := removeJournal(path); err != nil {
 			return out, err
@@ -331,6 +340,36 @@ func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfig
 		}
 	}
 	return false, fmt.Sprintf("not healthy within %s (%s)", o.Timeout, url)
+}
+
+// verifyConfigz compares what the kubelet serves with what it should run.
+func (o Options) verifyConfigz(ctx context.Context, want *dropins.Result) string {
+	raw, err := o.Configz(ctx)
+	if err != nil {
+		return "reading /configz: " + err.Error()
+	}
+	v := o.Setup.Version
+	got := &v1beta1.KubeletConfiguration{}
+	if err := json.Unmarshal(raw, got); err != nil {
+		return "reading /configz: " + err.Error()
+	}
+	got, err = config.Prune(got, v)
+	if err != nil {
+		return err.Error()
+	}
+	changes, err := diff.Compute(want.Running(), got, v)
+	if err != nil {
+		return err.Error()
+	}
+	if len(changes) > 0 {
+		var fields []string
+		for _, c := range changes {
+			fields = append(fields, fmt.Sprintf("%s %s (intended %s)", c.Path, diff.Value(c.New), diff.Value(c.Old)))
+		}
+		return "the kubelet serves another configuration than intended: " + strings.Join(fields, ", ")
+	}
+	o.progress("/configz serves the intended configuration")
+	return ""
 }
 
 func stateGone(ctx context.Context, r restarter) (bool, string) {

@@ -78,7 +78,7 @@ echo $! >$pid
 	applyCmd := func(newFile string) (int, string, time.Duration) {
 		start := time.Now()
 		cmd := exec.Command(bin, append([]string{"apply", "--node", host, "-f", newFile, "--kubelet-version", minor,
-			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--kubelet-log", filepath.Join(dir, "kubelet.log"), "--stable-for", "2s", "--health-timeout", "20s", "-o", "json", "--"}, args...)...)
+			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--kubelet-log", filepath.Join(dir, "kubelet.log"), "--verify-configz", "--insecure", "--stable-for", "2s", "--health-timeout", "20s", "-o", "json", "--"}, args...)...)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		code := 0
@@ -93,8 +93,8 @@ echo $! >$pid
 	good := filepath.Join(dir, "good.yaml")
 	write(t, good, base+"cgroupDriver: cgroupfs\nmaxPods: 111\n")
 	code, out, took := applyCmd(good)
-	if code != 0 {
-		t.Fatalf("good change: exit %d\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "serves the intended configuration") {
+		t.Fatalf("good change: exit %d, or /configz not verified\n%s", code, out)
 	}
 	if got := configzMaxPods(t); got != 111 {
 		t.Errorf("after the good change /configz maxPods = %v, want 111", got)

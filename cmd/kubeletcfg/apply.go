@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/apply"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 // exitRolledBack: the change was applied, failed, and the old one is back.
@@ -30,6 +32,8 @@ type applyFlags struct {
 	pidFile   string
 	logFile   string
 	keep      int
+	verify    bool
+	live      node.Live
 	timeout   time.Duration
 	stableFor time.Duration
 	output    string
@@ -116,7 +120,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
 	}
 	out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, DryRun: f.dryRun,
-		Drained: f.drained, Restart: f.restart, Unit: f.unit, PIDFile: f.pidFile, KubeletLog: f.logFile, KeepBackups: f.keep, StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
+		Drained: f.drained, Restart: f.restart, Unit: f.unit, PIDFile: f.pidFile, KubeletLog: f.logFile, KeepBackups: f.keep, Configz: f.configz(), StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
 	if out != nil {
 		if f.output == "json" {
 			if out.Changes == nil {
@@ -157,7 +161,22 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
 	fl.StringVar(&f.logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
 	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
+	fl.BoolVar(&f.verify, "verify-configz", false, "once stable, the kubelet's /configz must serve the intended configuration (else roll back)")
+	fl.StringVar(&f.live.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz")
+	fl.StringVar(&f.live.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --verify-configz")
+	fl.StringVar(&f.live.ClientKey, "client-key", "", "key of --client-cert")
+	fl.StringVar(&f.live.CA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --verify-configz")
+	fl.BoolVar(&f.live.Insecure, "insecure", false, "do not verify the kubelet's serving certificate, for --verify-configz")
 	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
 	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+}
+
+// configz reads the kubelet's /configz when --verify-configz asks for it.
+func (f *applyFlags) configz() func(context.Context) ([]byte, error) {
+	if !f.verify {
+		return nil
+	}
+	live := f.live
+	return func(ctx context.Context) ([]byte, error) { return node.Configz(ctx, live) }
 }
