@@ -17,11 +17,17 @@ import (
 // that whoever comes next — the guard process, or the next apply — can put
 // the old file back if the apply never confirmed the new one.
 type Journal struct {
-	ConfigFile string    `json:"configFile"`
-	Backup     string    `json:"backup"`
-	Restart    string    `json:"restart,omitempty"`
-	Unit       string    `json:"unit,omitempty"`
-	Started    time.Time `json:"started"`
+	// ConfigFile is the kubelet's --config file: the journal and the lock
+	// live beside it.
+	ConfigFile string `json:"configFile"`
+	// Target is the file changed when it is not ConfigFile (a drop-in).
+	Target string `json:"target,omitempty"`
+	// Created: Target did not exist before; undoing removes it.
+	Created bool      `json:"created,omitempty"`
+	Backup  string    `json:"backup,omitempty"`
+	Restart string    `json:"restart,omitempty"`
+	Unit    string    `json:"unit,omitempty"`
+	Started time.Time `json:"started"`
 }
 
 func journalPath(configFile string) string {
@@ -71,12 +77,25 @@ func removeJournal(configFile string) error {
 // change, restarts the kubelet and clears the journal. The caller holds the
 // lock.
 func (j *Journal) finish() error {
-	old, err := os.ReadFile(j.Backup)
-	if err != nil {
-		return fmt.Errorf("interrupted apply of %s: reading its backup: %w", j.ConfigFile, err)
+	target := j.ConfigFile
+	if j.Target != "" {
+		target = j.Target
 	}
-	if _, err := WriteFile(j.ConfigFile, old); err != nil {
-		return fmt.Errorf("interrupted apply of %s: restoring %s: %w", j.ConfigFile, j.Backup, err)
+	if j.Created {
+		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("interrupted apply of %s: removing it: %w", target, err)
+		}
+		if err := syncDir(filepath.Dir(target)); err != nil {
+			return err
+		}
+	} else {
+		old, err := os.ReadFile(j.Backup)
+		if err != nil {
+			return fmt.Errorf("interrupted apply of %s: reading its backup: %w", target, err)
+		}
+		if _, err := WriteFile(target, old); err != nil {
+			return fmt.Errorf("interrupted apply of %s: restoring %s: %w", target, j.Backup, err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -147,4 +166,20 @@ func Recover(configFile string, holder string, now time.Time) (bool, error) {
 		return false, err
 	}
 	return true, j.finish()
+}
+
+// undo puts the target back as it was (old content, or no file) and syncs.
+func (j *Journal) undo(old []byte) error {
+	target := j.ConfigFile
+	if j.Target != "" {
+		target = j.Target
+	}
+	if j.Created {
+		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return syncDir(filepath.Dir(target))
+	}
+	_, err := WriteFile(target, old)
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,6 +28,9 @@ type Options struct {
 	Node    string          // must name this node
 	Setup   dropins.Options // how the kubelet is started today (its --config names the file)
 	NewFile []byte          // the new content of the --config file
+	// Dropin, when set, names a drop-in of the kubelet's --config-dir that
+	// NewFile becomes (created or replaced) instead of the --config file.
+	Dropin  string
 	DryRun  bool
 	Drained bool   // the operator confirms the node is drained (for changes that need it)
 	Restart string // shell command that restarts the kubelet
@@ -99,7 +103,16 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			}
 		}
 	}
-	next, err := layerWith(o, o.NewFile)
+	target := path
+	var next *dropins.Result
+	if o.Dropin != "" {
+		if target, err = dropinTarget(o, old); err != nil {
+			return nil, err
+		}
+		next, err = layerWithDropin(o, old, filepath.Base(target))
+	} else {
+		next, err = layerWith(o, o.NewFile)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the new configuration: %w", err)
 	}
@@ -114,7 +127,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Changes: changes, ConfigFile: path}
+	out := &Outcome{Changes: changes, ConfigFile: target}
 	if len(changes) == 0 || o.DryRun {
 		return out, nil
 	}
@@ -137,18 +150,25 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	defer lock.Release()
-	oldBytes, err := os.ReadFile(path)
-	if err != nil {
+	oldBytes, err := os.ReadFile(target)
+	created := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !created {
 		return out, err
 	}
-	if out.Backup, err = Backup(path, now()); err != nil {
-		return out, err
+	if !created {
+		if out.Backup, err = Backup(target, now()); err != nil {
+			return out, err
+		}
+		o.progress("backup: %s", out.Backup)
 	}
-	o.progress("backup: %s", out.Backup)
 	failpoint("after-backup")
 	// From here the journal says what to undo, and a guard outside this
 	// process undoes it if this process dies before it confirms.
-	if err := writeJournal(Journal{ConfigFile: path, Backup: out.Backup, Restart: o.Restart, Unit: o.Unit, Started: now()}); err != nil {
+	j := Journal{ConfigFile: path, Backup: out.Backup, Created: created, Restart: o.Restart, Unit: o.Unit, Started: now()}
+	if target != path {
+		j.Target = target
+	}
+	if err := writeJournal(j); err != nil {
 		return out, err
 	}
 	if o.StartGuard != nil {
@@ -157,7 +177,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			return out, fmt.Errorf("starting the guard: %w", err)
 		}
 	}
-	if _, err := WriteFile(path, o.NewFile); err != nil {
+	if _, err := WriteFile(target, o.NewFile); err != nil {
 		removeJournal(path)
 		return out, err
 	}
@@ -178,7 +198,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	out.Applied = true
 	failpoint("after-write")
-	o.progress("wrote %s", path)
+	o.progress("wrote %s", target)
 
 	healthy, cause := o.restartAndWatch(ctx, next.Config, &out.HealthyAfter)
 	if healthy && o.Configz != nil {
@@ -191,7 +211,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			return out, err
 		}
 		if o.KeepBackups > 0 {
-			if pruned, err := Prune(path, o.KeepBackups); err != nil {
+			if pruned, err := Prune(target, o.KeepBackups); err != nil {
 				return out, err
 			} else if len(pruned) > 0 {
 				o.progress("removed %d old backups, keeping %d", len(pruned), o.KeepBackups)
@@ -201,8 +221,8 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	out.Cause = cause
 	o.progress("unhealthy (%s): rolling back", cause)
-	if _, err := WriteFile(path, oldBytes); err != nil {
-		return out, fmt.Errorf("rollback: restoring %s from %s failed: %w (cause of the rollback: %s)", path, out.Backup, err, cause)
+	if err := j.undo(oldBytes); err != nil {
+		return out, fmt.Errorf("rollback: %w (cause of the rollback: %s)", err, cause)
 	}
 	out.RolledBack = true
 	var back time.Duration
@@ -214,6 +234,72 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, fmt.Errorf("rolled back to %s, but the kubelet is not healthy on it either: %s (cause of the rollback: %s)", out.Backup, why, cause)
 	}
 	return out, fmt.Errorf("%w: %s", ErrRolledBack, cause)
+}
+
+// dropinTarget is the drop-in file --dropin names, in the kubelet's
+// --config-dir.
+func dropinTarget(o Options, cur *dropins.Result) (string, error) {
+	name := o.Dropin
+	if name != filepath.Base(name) || filepath.Ext(name) != ".conf" || strings.HasPrefix(name, ".") {
+		return "", fmt.Errorf("--dropin %q: a file name in the --config-dir ending in .conf (the kubelet reads no other), not a path", name)
+	}
+	if cur.ConfigDir == "" {
+		return "", fmt.Errorf("--dropin: the kubelet runs without --config-dir")
+	}
+	if o.Setup.Root != "" {
+		return "", fmt.Errorf("--dropin with --root is not supported yet")
+	}
+	return filepath.Join(cur.ConfigDir, name), nil
+}
+
+// layerWithDropin layers the setup with the drop-in name holding NewFile: a
+// copy of the --config-dir with it is layered in the directory's place.
+func layerWithDropin(o Options, cur *dropins.Result, name string) (*dropins.Result, error) {
+	tmp, err := os.MkdirTemp("", "kubeletcfg-dropins")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyTree(cur.ConfigDir, tmp); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, name), o.NewFile, 0o600); err != nil {
+		return nil, err
+	}
+	s := o.Setup
+	s.Args = nil
+	for _, a := range o.Setup.Args {
+		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); n == "config-dir" {
+			continue
+		}
+		s.Args = append(s.Args, a)
+	}
+	s.Args = append(s.Args, "--config-dir="+tmp)
+	res, err := dropins.Effective(s)
+	if err != nil {
+		return nil, err
+	}
+	res.ConfigDir = cur.ConfigDir
+	return res, nil
+}
+
+// copyTree copies the regular files (links followed) and directories below src.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o700)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o600)
+	})
 }
 
 // layerWith layers the setup with content in place of its --config file.

@@ -41,7 +41,11 @@ func TestApply(t *testing.T) {
 		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
 	cfg := filepath.Join(dir, "config.yaml")
 	write(t, cfg, base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
-	args := []string{"--config=" + cfg, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki")}
+	confd := filepath.Join(dir, "conf.d")
+	if err := os.MkdirAll(confd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--config=" + cfg, "--config-dir=" + confd, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki")}
 
 	// The restart command stops the running kubelet and starts a new one.
 	restart := filepath.Join(dir, "restart.sh")
@@ -227,6 +231,39 @@ echo $! >$pid
 	}
 	if b, _ := filepath.Glob(state + ".bak.*"); len(b) != 1 || !strings.Contains(string(out2), "removed "+state) {
 		t.Errorf("the old cpu_manager_state was not backed up and removed (backups %v)\n%s", b, out2)
+	}
+
+	// --dropin: a new drop-in that the kubelet takes; then one that kills it,
+	// undone by removing it again.
+	applyDropin := func(spec string) (int, string) {
+		cmd := exec.Command(bin, append([]string{"apply", "--node", host, "--dropin", spec, "--kubelet-version", minor,
+			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), string(out)
+		}
+		return 0, string(out)
+	}
+	podsDropin := filepath.Join(dir, "pods.yaml")
+	write(t, podsDropin, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 177\n")
+	if code, out := applyDropin("50-pods.conf=" + podsDropin); code != 0 {
+		t.Fatalf("--dropin: exit %d\n%s", code, out)
+	}
+	if got := configzMaxPods(t); got != 177 {
+		t.Errorf("after --dropin /configz maxPods = %v, want 177", got)
+	}
+	badDropin := filepath.Join(dir, "bad-dropin.yaml")
+	write(t, badDropin, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\n")
+	if code, out := applyDropin("60-bad.conf=" + badDropin); code != 3 {
+		t.Fatalf("a fatal new drop-in: exit %d, want 3\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(confd, "60-bad.conf")); err == nil {
+		t.Error("the fatal drop-in was left in place")
+	}
+	waitHealthy(t, dir)
+	if got := configzMaxPods(t); got != 177 {
+		t.Errorf("after the fatal drop-in was undone /configz maxPods = %v, want 177", got)
 	}
 
 	// A second apply while another holds the lock is refused.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,7 @@ type applyFlags struct {
 	dryRun    bool
 	drained   bool
 	restart   string
+	dropin    string
 	unit      string
 	pidFile   string
 	logFile   string
@@ -42,7 +44,7 @@ type applyFlags struct {
 func newApplyCmd(s streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:   "apply --node NAME -f NEW.yaml [--restart-command CMD] [-- KUBELET_ARGS]",
+		Use:   "apply --node NAME (-f NEW.yaml | --dropin NAME=FILE) [--restart-command CMD] [-- KUBELET_ARGS]",
 		Short: "Replace the node's kubelet config file safely: backup, atomic write, restart, health watch, rollback",
 		Long: `apply validates NEW.yaml for the node's kubelet version, shows what changes and
 what each change takes, then (unless --dry-run) takes the node's lock, backs the
@@ -63,6 +65,7 @@ Exit codes: 0 applied (or nothing to change), 1 a dry run that would change,
 2 refused (invalid, wrong node, locked, usage or I/O error), 3 applied, failed
 and rolled back.`,
 		Example: `  kubeletcfg apply --node node-1 -f new-config.yaml --dry-run
+  kubeletcfg apply --node node-1 --dropin 50-reserved.conf=reserved.yaml
   kubeletcfg apply --node node-1 -f new-config.yaml --restart-command 'systemctl restart kubelet'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runApply(cmd, s, f, args)
@@ -100,8 +103,16 @@ func newGuardCmd() *cobra.Command {
 }
 
 func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
+	var dropinName string
+	if f.dropin != "" {
+		name, file, ok := strings.Cut(f.dropin, "=")
+		if !ok || f.file != "" {
+			return fmt.Errorf("give either -f NEW.yaml or --dropin NAME=FILE")
+		}
+		dropinName, f.file = name, file
+	}
 	if f.node == "" || f.file == "" {
-		return fmt.Errorf("--node and -f are required")
+		return fmt.Errorf("--node and -f (or --dropin) are required")
 	}
 	v, err := f.resolve(s)
 	if err != nil {
@@ -119,7 +130,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		}
 		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
 	}
-	out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, DryRun: f.dryRun,
+	out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, Dropin: dropinName, DryRun: f.dryRun,
 		Drained: f.drained, Restart: f.restart, Unit: f.unit, PIDFile: f.pidFile, KubeletLog: f.logFile, KeepBackups: f.keep, Configz: f.configz(), StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
 	if out != nil {
 		if f.output == "json" {
@@ -155,6 +166,7 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
+	fl.StringVar(&f.dropin, "dropin", "", "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f")
 	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
 	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
 	fl.StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID) when there is no --restart-command")
