@@ -253,3 +253,38 @@ func TestColoursOnlyOnATerminal(t *testing.T) {
 		t.Error("NO_COLOR is set")
 	}
 }
+
+func TestApplyDropinPlanning(t *testing.T) {
+	dir := t.TempDir()
+	head := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	cfg := filepath.Join(dir, "config.yaml")
+	confd := filepath.Join(dir, "conf.d")
+	if err := os.MkdirAll(confd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(head+"maxPods: 100\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	drop := filepath.Join(dir, "drop.yaml")
+	if err := os.WriteFile(drop, []byte(head+"maxPods: 130\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	run := func(extra ...string) (int, string) {
+		args := append([]string{"apply", "--node", host, "--kubelet-version", "1.37", "--dry-run"}, extra...)
+		args = append(args, "--", "--config="+cfg, "--config-dir="+confd)
+		code, out, errOut := runCLI(t, args...)
+		return code, out + errOut
+	}
+	if code, out := run("--dropin", "50-pods.conf="+drop); code != 1 || !strings.Contains(out, "maxPods: 100 -> 130") {
+		t.Errorf("a new drop-in, dry run: exit %d\n%s", code, out)
+	}
+	for _, bad := range []string{"../x.conf=" + drop, "50-pods.yaml=" + drop, ".hidden.conf=" + drop, "50-pods.conf"} {
+		if code, out := run("--dropin", bad); code != 2 {
+			t.Errorf("--dropin %s: exit %d, want 2\n%s", bad, code, out)
+		}
+	}
+	if entries, _ := os.ReadDir(confd); len(entries) != 0 {
+		t.Errorf("planning wrote into the drop-in directory: %v", entries)
+	}
+}
