@@ -32,10 +32,7 @@ func TestApply(t *testing.T) {
 	}
 	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
 	defer saveSysctls(t)()
-	if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
-		resp.Body.Close()
-		t.Fatal("a kubelet already answers on 127.0.0.1:10248: stop it first")
-	}
+	requireNoKubelet(t)
 	sock := startContainerd(t, dir)
 	base := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
 		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
@@ -285,16 +282,19 @@ echo $! >$pid
 
 func waitHealthy(t *testing.T, dir string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
+	waitHealthyAt(t, func() string {
+		out, _ := os.ReadFile(filepath.Join(dir, "kubelet.log"))
+		return tail(out)
+	})
+}
+
+// requireNoKubelet fails when a kubelet already answers on this machine.
+func requireNoKubelet(t *testing.T) {
+	t.Helper()
+	if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a kubelet already answers on 127.0.0.1:10248: stop it first")
 	}
-	out, _ := os.ReadFile(filepath.Join(dir, "kubelet.log"))
-	t.Fatalf("the kubelet did not become healthy:\n%s", tail(out))
 }
 
 func configzMaxPods(t *testing.T) float64 {

@@ -26,10 +26,7 @@ func TestApplyUnderSystemd(t *testing.T) {
 	if rootfs == "" || kubelet == "" {
 		t.Fatal("NSPAWN_ROOTFS and KUBELET_BIN are not set: run make e2e")
 	}
-	if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
-		resp.Body.Close()
-		t.Fatal("a kubelet already answers on 127.0.0.1:10248: stop it first")
-	}
+	requireNoKubelet(t)
 	defer saveSysctls(t)()
 	bin := filepath.Join(t.TempDir(), "kubeletcfg")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
