@@ -20,14 +20,19 @@ type Journal struct {
 	// ConfigFile is the kubelet's --config file: the journal and the lock
 	// live beside it.
 	ConfigFile string `json:"configFile"`
-	// Target is the file changed when it is not ConfigFile (a drop-in).
-	Target string `json:"target,omitempty"`
-	// Created: Target did not exist before; undoing removes it.
-	Created bool      `json:"created,omitempty"`
-	Backup  string    `json:"backup,omitempty"`
-	Restart string    `json:"restart,omitempty"`
-	Unit    string    `json:"unit,omitempty"`
-	Started time.Time `json:"started"`
+	// Files are the files the apply changes, each with how to undo it.
+	Files   []FileChange `json:"files"`
+	Restart string       `json:"restart,omitempty"`
+	Unit    string       `json:"unit,omitempty"`
+	Started time.Time    `json:"started"`
+}
+
+// FileChange is one file an apply changes.
+type FileChange struct {
+	Path string `json:"path"`
+	// Backup holds the old content; empty when the file is new (Created).
+	Backup  string `json:"backup,omitempty"`
+	Created bool   `json:"created,omitempty"`
 }
 
 func journalPath(configFile string) string {
@@ -77,30 +82,13 @@ func removeJournal(configFile string) error {
 // change, restarts the kubelet and clears the journal. The caller holds the
 // lock.
 func (j *Journal) finish() error {
-	target := j.ConfigFile
-	if j.Target != "" {
-		target = j.Target
-	}
-	if j.Created {
-		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("interrupted apply of %s: removing it: %w", target, err)
-		}
-		if err := syncDir(filepath.Dir(target)); err != nil {
-			return err
-		}
-	} else {
-		old, err := os.ReadFile(j.Backup)
-		if err != nil {
-			return fmt.Errorf("interrupted apply of %s: reading its backup: %w", target, err)
-		}
-		if _, err := WriteFile(target, old); err != nil {
-			return fmt.Errorf("interrupted apply of %s: restoring %s: %w", target, j.Backup, err)
-		}
+	if err := j.undo(); err != nil {
+		return fmt.Errorf("interrupted apply: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := newRestarter(j.Restart, "", "", j.Unit, 2*time.Minute).Restart(ctx); err != nil {
-		return fmt.Errorf("interrupted apply of %s: restored %s, but the restart failed: %w", j.ConfigFile, j.Backup, err)
+		return fmt.Errorf("interrupted apply beside %s: restored its files, but the restart failed: %w", j.ConfigFile, err)
 	}
 	return removeJournal(j.ConfigFile)
 }
@@ -168,18 +156,25 @@ func Recover(configFile string, holder string, now time.Time) (bool, error) {
 	return true, j.finish()
 }
 
-// undo puts the target back as it was (old content, or no file) and syncs.
-func (j *Journal) undo(old []byte) error {
-	target := j.ConfigFile
-	if j.Target != "" {
-		target = j.Target
-	}
-	if j.Created {
-		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+// undo puts every file back as it was: its backup's content, or no file.
+func (j *Journal) undo() error {
+	for _, f := range j.Files {
+		if f.Created {
+			if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing %s: %w", f.Path, err)
+			}
+			if err := syncDir(filepath.Dir(f.Path)); err != nil {
+				return err
+			}
+			continue
 		}
-		return syncDir(filepath.Dir(target))
+		old, err := os.ReadFile(f.Backup)
+		if err != nil {
+			return fmt.Errorf("reading the backup of %s: %w", f.Path, err)
+		}
+		if _, err := WriteFile(f.Path, old); err != nil {
+			return fmt.Errorf("restoring %s from %s: %w", f.Path, f.Backup, err)
+		}
 	}
-	_, err := WriteFile(target, old)
-	return err
+	return nil
 }

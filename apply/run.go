@@ -30,7 +30,10 @@ type Options struct {
 	NewFile []byte          // the new content of the --config file
 	// Dropin, when set, names a drop-in of the kubelet's --config-dir that
 	// NewFile becomes (created or replaced) instead of the --config file.
-	Dropin  string
+	Dropin string
+	// Extra are more files written in the same transaction (the flag files
+	// a migration rewrites).
+	Extra   []fileWrite
 	DryRun  bool
 	Drained bool   // the operator confirms the node is drained (for changes that need it)
 	Restart string // shell command that restarts the kubelet
@@ -150,25 +153,31 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	defer lock.Release()
-	oldBytes, err := os.ReadFile(target)
-	created := errors.Is(err, fs.ErrNotExist)
-	if err != nil && !created {
-		return out, err
-	}
-	if !created {
-		if out.Backup, err = Backup(target, now()); err != nil {
+	writes := []fileWrite{{path: target, content: o.NewFile}}
+	writes = append(writes, o.Extra...)
+	jr := Journal{ConfigFile: path, Restart: o.Restart, Unit: o.Unit, Started: now()}
+	for _, w := range writes {
+		fc := FileChange{Path: w.path}
+		switch _, err := os.Lstat(w.path); {
+		case errors.Is(err, fs.ErrNotExist):
+			fc.Created = true
+		case err != nil:
 			return out, err
+		default:
+			if fc.Backup, err = Backup(w.path, now()); err != nil {
+				return out, err
+			}
+			o.progress("backup: %s", fc.Backup)
+			if w.path == target {
+				out.Backup = fc.Backup
+			}
 		}
-		o.progress("backup: %s", out.Backup)
+		jr.Files = append(jr.Files, fc)
 	}
 	failpoint("after-backup")
 	// From here the journal says what to undo, and a guard outside this
 	// process undoes it if this process dies before it confirms.
-	j := Journal{ConfigFile: path, Backup: out.Backup, Created: created, Restart: o.Restart, Unit: o.Unit, Started: now()}
-	if target != path {
-		j.Target = target
-	}
-	if err := writeJournal(j); err != nil {
+	if err := writeJournal(jr); err != nil {
 		return out, err
 	}
 	if o.StartGuard != nil {
@@ -177,9 +186,15 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			return out, fmt.Errorf("starting the guard: %w", err)
 		}
 	}
-	if _, err := WriteFile(target, o.NewFile); err != nil {
-		removeJournal(path)
-		return out, err
+	for _, w := range writes {
+		if _, err := WriteFile(w.path, w.content); err != nil {
+			if uerr := jr.undo(); uerr != nil {
+				return out, fmt.Errorf("writing %s: %v; undoing: %w", w.path, err, uerr)
+			}
+			removeJournal(path)
+			return out, err
+		}
+		o.progress("wrote %s", w.path)
 	}
 	// The kubelet refuses to start with a checkpoint of another policy: the
 	// operator drained the node, so the stale state goes (backed up first).
@@ -198,7 +213,6 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	out.Applied = true
 	failpoint("after-write")
-	o.progress("wrote %s", target)
 
 	healthy, cause := o.restartAndWatch(ctx, next.Config, &out.HealthyAfter)
 	if healthy && o.Configz != nil {
@@ -221,7 +235,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	out.Cause = cause
 	o.progress("unhealthy (%s): rolling back", cause)
-	if err := j.undo(oldBytes); err != nil {
+	if err := jr.undo(); err != nil {
 		return out, fmt.Errorf("rollback: %w (cause of the rollback: %s)", err, cause)
 	}
 	out.RolledBack = true
@@ -234,6 +248,12 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, fmt.Errorf("rolled back to %s, but the kubelet is not healthy on it either: %s (cause of the rollback: %s)", out.Backup, why, cause)
 	}
 	return out, fmt.Errorf("%w: %s", ErrRolledBack, cause)
+}
+
+// fileWrite is a file and its new content.
+type fileWrite struct {
+	path    string
+	content []byte
 }
 
 // dropinTarget is the drop-in file --dropin names, in the kubelet's
