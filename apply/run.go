@@ -33,10 +33,15 @@ type Options struct {
 	Dropin string
 	// Extra are more files written in the same transaction (the flag files
 	// a migration rewrites).
-	Extra   []fileWrite
-	DryRun  bool
-	Drained bool   // the operator confirms the node is drained (for changes that need it)
-	Restart string // shell command that restarts the kubelet
+	Extra []FileWrite
+	// NewArgs, when set, is the kubelet's command line after the change (a
+	// migration moves flags into the file), and ConfigPath the --config file
+	// it names when the current command line names none.
+	NewArgs    []string
+	ConfigPath string
+	DryRun     bool
+	Drained    bool   // the operator confirms the node is drained (for changes that need it)
+	Restart    string // shell command that restarts the kubelet
 	// PIDFile, when set, holds the restarted kubelet's process ID: a kubelet
 	// that exits is seen at once instead of at the end of the timeout.
 	PIDFile string
@@ -89,10 +94,14 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the current setup: %w", err)
 	}
-	if old.ConfigFile == "" {
-		return nil, fmt.Errorf("the kubelet runs without --config: migrate it first (kubeletcfg migrate)")
+	configFile := old.ConfigFile
+	if configFile == "" {
+		configFile = o.ConfigPath
 	}
-	path := onDisk(o.Setup, old.ConfigFile)
+	if configFile == "" {
+		return nil, fmt.Errorf("the kubelet runs without --config: migrate it first (kubeletcfg apply --from-migrate)")
+	}
+	path := onDisk(o.Setup, configFile)
 	if err := checkNode(o, old); err != nil {
 		return nil, err
 	}
@@ -114,7 +123,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		}
 		next, err = layerWithDropin(o, old, filepath.Base(target))
 	} else {
-		next, err = layerWith(o, o.NewFile)
+		next, err = layerWith(o, path, o.NewFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the new configuration: %w", err)
@@ -131,7 +140,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{Changes: changes, ConfigFile: target}
-	if len(changes) == 0 || o.DryRun {
+	if (len(changes) == 0 && len(o.Extra) == 0) || o.DryRun {
 		return out, nil
 	}
 	var stateFiles []string
@@ -153,22 +162,22 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return out, err
 	}
 	defer lock.Release()
-	writes := []fileWrite{{path: target, content: o.NewFile}}
+	writes := []FileWrite{{Path: target, Content: o.NewFile}}
 	writes = append(writes, o.Extra...)
 	jr := Journal{ConfigFile: path, Restart: o.Restart, Unit: o.Unit, Started: now()}
 	for _, w := range writes {
-		fc := FileChange{Path: w.path}
-		switch _, err := os.Lstat(w.path); {
+		fc := FileChange{Path: w.Path}
+		switch _, err := os.Lstat(w.Path); {
 		case errors.Is(err, fs.ErrNotExist):
 			fc.Created = true
 		case err != nil:
 			return out, err
 		default:
-			if fc.Backup, err = Backup(w.path, now()); err != nil {
+			if fc.Backup, err = Backup(w.Path, now()); err != nil {
 				return out, err
 			}
 			o.progress("backup: %s", fc.Backup)
-			if w.path == target {
+			if w.Path == target {
 				out.Backup = fc.Backup
 			}
 		}
@@ -187,14 +196,14 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		}
 	}
 	for _, w := range writes {
-		if _, err := WriteFile(w.path, w.content); err != nil {
+		if _, err := WriteFile(w.Path, w.Content); err != nil {
 			if uerr := jr.undo(); uerr != nil {
-				return out, fmt.Errorf("writing %s: %v; undoing: %w", w.path, err, uerr)
+				return out, fmt.Errorf("writing %s: %v; undoing: %w", w.Path, err, uerr)
 			}
 			removeJournal(path)
 			return out, err
 		}
-		o.progress("wrote %s", w.path)
+		o.progress("wrote %s", w.Path)
 	}
 	// The kubelet refuses to start with a checkpoint of another policy: the
 	// operator drained the node, so the stale state goes (backed up first).
@@ -250,10 +259,10 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	return out, fmt.Errorf("%w: %s", ErrRolledBack, cause)
 }
 
-// fileWrite is a file and its new content.
-type fileWrite struct {
-	path    string
-	content []byte
+// FileWrite is a file (disk path) and its new content.
+type FileWrite struct {
+	Path    string
+	Content []byte
 }
 
 // dropinTarget is the drop-in file --dropin names, in the kubelet's
@@ -322,14 +331,10 @@ func copyTree(src, dst string) error {
 	})
 }
 
-// layerWith layers the setup with content in place of its --config file.
-func layerWith(o Options, content []byte) (*dropins.Result, error) {
+// layerWith layers the setup (with NewArgs when set) with content as its
+// --config file at path (disk path).
+func layerWith(o Options, path string, content []byte) (*dropins.Result, error) {
 	v := o.Setup.Version
-	cur, err := dropins.Effective(o.Setup)
-	if err != nil {
-		return nil, err
-	}
-	path := onDisk(o.Setup, cur.ConfigFile)
 	doc, err := config.Decode(content, config.DecodeOptions{File: path, Version: v})
 	if err != nil {
 		return nil, err
@@ -341,6 +346,9 @@ func layerWith(o Options, content []byte) (*dropins.Result, error) {
 		return nil, fmt.Errorf("%s: %s", path, strings.Join(errs, "; "))
 	}
 	s := o.Setup
+	if o.NewArgs != nil {
+		s.Args, s.ArgSources = o.NewArgs, nil
+	}
 	s.Base = config.Default(doc.Config, v) // relative paths resolve against the real file's directory
 	return dropins.Effective(s)
 }

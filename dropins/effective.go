@@ -119,13 +119,16 @@ func Effective(opts Options) (*Result, error) {
 		markFlags(origins, set, cl, opts.ArgSources)
 	} else {
 		path := onDisk(opts, res.ConfigFile)
-		if cfg, err = loadConfigFile(path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
-			return nil, err
-		}
-		doc, _ := config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
-		res.defaultEviction = doc != nil && doc.Config.EvictionHard == nil
+		var doc *config.Document
 		if opts.Base != nil {
+			// The file as it will be (it may not exist yet).
 			cfg = config.ResolvePaths(opts.Base, v, nodeDir(opts, res.ConfigFile))
+		} else {
+			if cfg, err = loadConfigFile(path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
+				return nil, err
+			}
+			doc, _ = config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
+			res.defaultEviction = doc != nil && doc.Config.EvictionHard == nil
 		}
 		if v.DefaultingChecksGates() && opts.Base == nil {
 			if err := gateError(v, cfg, "failed to load kubelet config file: the kubelet panics while defaulting"); err != nil {

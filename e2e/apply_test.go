@@ -318,3 +318,90 @@ func progressLine(out, s string) string {
 	}
 	return found
 }
+
+// TestApplyFromMigrate moves a flags-only kubelet onto a config file: the
+// file is written, the environment file the flags live in is rewritten to
+// the flags that remain, and the running kubelet serves the same
+// configuration as before.
+func TestApplyFromMigrate(t *testing.T) {
+	kubelet := os.Getenv("KUBELET_BIN")
+	minor := os.Getenv("KUBELET_VERSION")
+	if kubelet == "" {
+		t.Fatal("KUBELET_BIN is not set: run make e2e")
+	}
+	dir, err := os.MkdirTemp("", "kubeletcfg-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
+	requireNoKubelet(t)
+	defer saveSysctls(t)()
+	sock := startContainerd(t, dir)
+	env := filepath.Join(dir, "flags.env")
+	write(t, env, fmt.Sprintf(`# flags as a kubeadm-era node kept them
+KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix://%s --fail-cgroupv1=false --root-dir=%s --cert-dir=%s"
+KUBELET_EXTRA_ARGS="--max-pods=120 --cgroup-driver=cgroupfs --v=1"
+`, sock, filepath.Join(dir, "root"), filepath.Join(dir, "pki")))
+	restart := filepath.Join(dir, "restart.sh")
+	write(t, restart, fmt.Sprintf(`#!/bin/sh
+pid=%[1]s/kubelet.pid
+if [ -f $pid ]; then
+  p=$(cat $pid); kill $p 2>/dev/null; i=0
+  while [ -e /proc/$p ] && [ "$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -c1)" != Z ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
+  kill -9 $p 2>/dev/null
+fi
+. %[1]s/flags.env
+setsid %[2]s $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS >>%[1]s/kubelet.log 2>&1 </dev/null &
+echo $! >$pid
+`, dir, kubelet))
+	if err := os.Chmod(restart, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		exec.Command("pkill", "-9", "-f", "root-dir="+filepath.Join(dir, "root")).Run()
+		time.Sleep(300 * time.Millisecond)
+	})
+	if out, err := exec.Command(restart).CombinedOutput(); err != nil {
+		t.Fatalf("start: %v %s", err, out)
+	}
+	waitHealthy(t, dir)
+	before := fetchConfigz(t)
+
+	bin := filepath.Join(dir, "kubeletcfg")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
+	}
+	host, _ := os.Hostname()
+	cfg := filepath.Join(dir, "config.yaml")
+	out, err := exec.Command(bin, "apply", "--node", host, "--from-migrate", "--from", env, "--config-path", cfg,
+		"--kubelet-version", minor, "--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"),
+		"--stable-for", "1s", "--verify-configz", "--insecure").CombinedOutput()
+	if err != nil {
+		t.Fatalf("apply --from-migrate: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "serves the intended configuration") {
+		t.Errorf("the migrated kubelet's /configz was not verified:\n%s", out)
+	}
+	rewritten, _ := os.ReadFile(env)
+	if strings.Contains(string(rewritten), "--max-pods") || !strings.Contains(string(rewritten), "--config="+cfg) ||
+		!strings.Contains(string(rewritten), "# flags as a kubeadm-era node kept them") {
+		t.Errorf("flags.env after the migration:\n%s", rewritten)
+	}
+	if doc, _ := os.ReadFile(cfg); !strings.Contains(string(doc), "maxPods: 120") {
+		t.Errorf("config.yaml after the migration:\n%s", doc)
+	}
+	var a, b2 map[string]any
+	if err := json.Unmarshal(before, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(fetchConfigz(t), &b2); err != nil {
+		t.Fatal(err)
+	}
+	delete(a, "apiVersion")
+	delete(a, "kind")
+	delete(b2, "apiVersion")
+	delete(b2, "kind")
+	if fmt.Sprint(a) != fmt.Sprint(b2) {
+		t.Errorf("the kubelet runs another configuration after the migration:\nbefore: %v\nafter:  %v", a, b2)
+	}
+}

@@ -15,6 +15,9 @@ type Kubelet struct {
 	// Sources says where each of Args was written: "file:line" or
 	// "file:line ($VAR)".
 	Sources []string
+	// Origins says the same, structured: the file (node path), its line and
+	// the variable the word was expanded from ("" when written literally).
+	Origins []units.Source
 	Env     map[string]string // the kubelet process's environment
 	Files   []string          // the unit, its drop-ins and the environment files read
 }
@@ -44,6 +47,7 @@ func fromSetup(s *units.Setup) (*Kubelet, error) {
 	for i := range k.Args {
 		src := ""
 		if i < len(s.Sources) {
+			k.Origins = append(k.Origins, s.Sources[i])
 			src = fmt.Sprintf("%s:%d", s.Sources[i].File, s.Sources[i].Line)
 			if s.Sources[i].Var != "" {
 				src += " ($" + s.Sources[i].Var + ")"
@@ -88,6 +92,7 @@ func FromFiles(root string, files []string) (*Kubelet, error) {
 			}
 			k.Args = append(k.Args, one.Args...)
 			k.Sources = append(k.Sources, one.Sources...)
+			k.Origins = append(k.Origins, one.Origins...)
 			k.Files = append(k.Files, one.Files...)
 			for name, val := range one.Env {
 				k.Env[name] = val
@@ -113,6 +118,7 @@ func FromFiles(root string, files []string) (*Kubelet, error) {
 			for _, w := range words {
 				k.Args = append(k.Args, w)
 				k.Sources = append(k.Sources, fmt.Sprintf("%s:%d ($%s)", f, l.Line, l.Key))
+				k.Origins = append(k.Origins, units.Source{File: f, Line: l.Line, Var: l.Key})
 			}
 		}
 	}

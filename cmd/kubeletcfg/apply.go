@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/apply"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
@@ -24,21 +27,23 @@ var errRolledBack = errors.New("rolled back")
 type applyFlags struct {
 	versionFlags
 	sourceFlags
-	node      string
-	file      string
-	dryRun    bool
-	drained   bool
-	restart   string
-	dropin    string
-	unit      string
-	pidFile   string
-	logFile   string
-	keep      int
-	verify    bool
-	live      node.Live
-	timeout   time.Duration
-	stableFor time.Duration
-	output    string
+	node        string
+	file        string
+	dryRun      bool
+	drained     bool
+	restart     string
+	dropin      string
+	fromMigrate bool
+	configPath  string
+	unit        string
+	pidFile     string
+	logFile     string
+	keep        int
+	verify      bool
+	live        node.Live
+	timeout     time.Duration
+	stableFor   time.Duration
+	output      string
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -103,6 +108,9 @@ func newGuardCmd() *cobra.Command {
 }
 
 func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
+	if f.fromMigrate {
+		return runApplyMigration(cmd, s, f, args)
+	}
 	var dropinName string
 	if f.dropin != "" {
 		name, file, ok := strings.Cut(f.dropin, "=")
@@ -130,8 +138,100 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		}
 		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
 	}
-	out, err := apply.Run(cmd.Context(), apply.Options{Node: f.node, Setup: setup, NewFile: content, Dropin: dropinName, DryRun: f.dryRun,
-		Drained: f.drained, Restart: f.restart, Unit: f.unit, PIDFile: f.pidFile, KubeletLog: f.logFile, KeepBackups: f.keep, Configz: f.configz(), StartGuard: startGuard, Timeout: f.timeout, StableFor: f.stableFor, Progress: s.ErrOut})
+	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, Dropin: dropinName})
+}
+
+func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
+	f.versionFlags.bind(cmd.Flags())
+	f.sourceFlags.bind(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
+	fl.BoolVar(&f.fromMigrate, "from-migrate", false, "migrate the node's legacy flags: write the config file and rewrite the environment files the flags live in, in one transaction")
+	fl.StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "with --from-migrate, the config file to create when the kubelet has no --config")
+	fl.StringVar(&f.dropin, "dropin", "", "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f")
+	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
+	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
+	fl.StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID) when there is no --restart-command")
+	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
+	fl.StringVar(&f.logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
+	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
+	fl.BoolVar(&f.verify, "verify-configz", false, "once stable, the kubelet's /configz must serve the intended configuration (else roll back)")
+	fl.StringVar(&f.live.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz")
+	fl.StringVar(&f.live.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --verify-configz")
+	fl.StringVar(&f.live.ClientKey, "client-key", "", "key of --client-cert")
+	fl.StringVar(&f.live.CA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --verify-configz")
+	fl.BoolVar(&f.live.Insecure, "insecure", false, "do not verify the kubelet's serving certificate, for --verify-configz")
+	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
+	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+}
+
+// configz reads the kubelet's /configz when --verify-configz asks for it.
+func (f *applyFlags) configz() func(context.Context) ([]byte, error) {
+	if !f.verify {
+		return nil
+	}
+	live := f.live
+	return func(ctx context.Context) ([]byte, error) { return node.Configz(ctx, live) }
+}
+
+// runApplyMigration applies kubeletcfg migrate's result to the node: the
+// config file, and the environment files rewritten to the remaining flags.
+func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
+	if f.file != "" || f.dropin != "" || len(args) > 0 {
+		return fmt.Errorf("--from-migrate takes the flags from the node's unit and env files (or --from): no -f, --dropin or command line")
+	}
+	v, err := f.resolve(s)
+	if err != nil {
+		return err
+	}
+	k, err := f.commandLine(f.root, s)
+	if err != nil {
+		return err
+	}
+	setup := dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}
+	cur, err := dropins.Effective(setup)
+	if err != nil {
+		return err
+	}
+	configPath := cur.ConfigFile
+	if configPath == "" {
+		configPath = f.configPath
+	}
+	res, err := migrate.Run(migrate.Options{Options: setup, ConfigPath: configPath})
+	if err != nil {
+		return err
+	}
+	doc, err := res.ConfigYAML()
+	if err != nil {
+		return err
+	}
+	files, err := res.Rewrite(k.Args, k.Origins, f.root)
+	if err != nil {
+		return err
+	}
+	var extra []apply.FileWrite
+	for path, content := range files {
+		if f.root != "" {
+			path = filepath.Join(f.root, path)
+		}
+		extra = append(extra, apply.FileWrite{Path: path, Content: content})
+	}
+	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
+	for _, r := range res.Removed {
+		fmt.Fprintf(s.ErrOut, "removed: %s: %s\n", r.Flag, r.Reason)
+	}
+	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: doc, Extra: extra,
+		NewArgs: res.CommandLine(k.Args), ConfigPath: configPath})
+}
+
+// applyWith runs an apply with the flags every apply takes, and prints it.
+func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) error {
+	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
+	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard = f.logFile, f.keep, f.configz(), startGuard
+	o.Timeout, o.StableFor, o.Progress = f.timeout, f.stableFor, s.ErrOut
+	out, err := apply.Run(cmd.Context(), o)
 	if out != nil {
 		if f.output == "json" {
 			if out.Changes == nil {
@@ -158,37 +258,4 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		return errCheckFailed
 	}
 	return nil
-}
-
-func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
-	fl := cmd.Flags()
-	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
-	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
-	fl.StringVar(&f.dropin, "dropin", "", "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f")
-	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
-	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
-	fl.StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID) when there is no --restart-command")
-	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
-	fl.StringVar(&f.logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
-	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
-	fl.BoolVar(&f.verify, "verify-configz", false, "once stable, the kubelet's /configz must serve the intended configuration (else roll back)")
-	fl.StringVar(&f.live.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz")
-	fl.StringVar(&f.live.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --verify-configz")
-	fl.StringVar(&f.live.ClientKey, "client-key", "", "key of --client-cert")
-	fl.StringVar(&f.live.CA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --verify-configz")
-	fl.BoolVar(&f.live.Insecure, "insecure", false, "do not verify the kubelet's serving certificate, for --verify-configz")
-	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
-	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")
-	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
-}
-
-// configz reads the kubelet's /configz when --verify-configz asks for it.
-func (f *applyFlags) configz() func(context.Context) ([]byte, error) {
-	if !f.verify {
-		return nil
-	}
-	live := f.live
-	return func(ctx context.Context) ([]byte, error) { return node.Configz(ctx, live) }
 }
