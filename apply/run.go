@@ -31,6 +31,8 @@ type Options struct {
 	// Dropin, when set, names a drop-in of the kubelet's --config-dir that
 	// NewFile becomes (created or replaced) instead of the --config file.
 	Dropin string
+	// MoreDropins are further drop-ins (Path: the file name) written with it.
+	MoreDropins []FileWrite
 	// Extra are more files written in the same transaction (the flag files
 	// a migration rewrites).
 	Extra []FileWrite
@@ -118,10 +120,18 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	target := path
 	var next *dropins.Result
 	if o.Dropin != "" {
-		if target, err = dropinTarget(o, old); err != nil {
+		if target, err = dropinTarget(o, old, o.Dropin); err != nil {
 			return nil, err
 		}
-		next, err = layerWithDropin(o, old, filepath.Base(target))
+		all := append([]FileWrite{{Path: o.Dropin, Content: o.NewFile}}, o.MoreDropins...)
+		for _, d := range o.MoreDropins {
+			full, err := dropinTarget(o, old, d.Path)
+			if err != nil {
+				return nil, err
+			}
+			o.Extra = append(o.Extra, FileWrite{Path: full, Content: d.Content})
+		}
+		next, err = layerWithDropins(o, old, all)
 	} else {
 		next, err = layerWith(o, path, o.NewFile)
 	}
@@ -267,8 +277,7 @@ type FileWrite struct {
 
 // dropinTarget is the drop-in file --dropin names, in the kubelet's
 // --config-dir.
-func dropinTarget(o Options, cur *dropins.Result) (string, error) {
-	name := o.Dropin
+func dropinTarget(o Options, cur *dropins.Result, name string) (string, error) {
 	if name != filepath.Base(name) || filepath.Ext(name) != ".conf" || strings.HasPrefix(name, ".") {
 		return "", fmt.Errorf("--dropin %q: a file name in the --config-dir ending in .conf (the kubelet reads no other), not a path", name)
 	}
@@ -281,9 +290,10 @@ func dropinTarget(o Options, cur *dropins.Result) (string, error) {
 	return filepath.Join(cur.ConfigDir, name), nil
 }
 
-// layerWithDropin layers the setup with the drop-in name holding NewFile: a
-// copy of the --config-dir with it is layered in the directory's place.
-func layerWithDropin(o Options, cur *dropins.Result, name string) (*dropins.Result, error) {
+// layerWithDropins layers the setup with the given drop-ins (Path: file
+// name) written: a copy of the --config-dir with them is layered in the
+// directory's place.
+func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite) (*dropins.Result, error) {
 	tmp, err := os.MkdirTemp("", "kubeletcfg-dropins")
 	if err != nil {
 		return nil, err
@@ -292,8 +302,10 @@ func layerWithDropin(o Options, cur *dropins.Result, name string) (*dropins.Resu
 	if err := copyTree(cur.ConfigDir, tmp); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, name), o.NewFile, 0o600); err != nil {
-		return nil, err
+	for _, d := range ds {
+		if err := os.WriteFile(filepath.Join(tmp, d.Path), d.Content, 0o600); err != nil {
+			return nil, err
+		}
 	}
 	s := o.Setup
 	s.Args = nil

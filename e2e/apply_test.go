@@ -232,9 +232,13 @@ echo $! >$pid
 
 	// --dropin: a new drop-in that the kubelet takes; then one that kills it,
 	// undone by removing it again.
-	applyDropin := func(spec string) (int, string) {
-		cmd := exec.Command(bin, append([]string{"apply", "--node", host, "--dropin", spec, "--kubelet-version", minor,
-			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...)
+	applyDropin := func(specs ...string) (int, string) {
+		var dropinArgs []string
+		for _, spec := range specs {
+			dropinArgs = append(dropinArgs, "--dropin", spec)
+		}
+		cmd := exec.Command(bin, append(append(append([]string{"apply", "--node", host}, dropinArgs...), "--kubelet-version", minor,
+			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"), args...)...)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
@@ -244,8 +248,13 @@ echo $! >$pid
 	}
 	podsDropin := filepath.Join(dir, "pods.yaml")
 	write(t, podsDropin, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 177\n")
-	if code, out := applyDropin("50-pods.conf=" + podsDropin); code != 0 {
+	reservedDropin := filepath.Join(dir, "reserved.yaml")
+	write(t, reservedDropin, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsystemReserved:\n  memory: 100Mi\n")
+	if code, out := applyDropin("50-pods.conf="+podsDropin, "55-reserved.conf="+reservedDropin); code != 0 {
 		t.Fatalf("--dropin: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(confd, "55-reserved.conf")); err != nil {
+		t.Errorf("the second drop-in of the apply: %v", err)
 	}
 	if got := configzMaxPods(t); got != 177 {
 		t.Errorf("after --dropin /configz maxPods = %v, want 177", got)

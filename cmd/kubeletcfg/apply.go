@@ -32,7 +32,7 @@ type applyFlags struct {
 	dryRun      bool
 	drained     bool
 	restart     string
-	dropin      string
+	dropins     []string
 	fromMigrate bool
 	configPath  string
 	unit        string
@@ -49,7 +49,7 @@ type applyFlags struct {
 func newApplyCmd(s streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:   "apply --node NAME (-f NEW.yaml | --dropin NAME=FILE) [--restart-command CMD] [-- KUBELET_ARGS]",
+		Use:   "apply --node NAME (-f NEW.yaml | --dropin NAME=FILE... | --from-migrate) [--restart-command CMD] [-- KUBELET_ARGS]",
 		Short: "Replace the node's kubelet config file safely: backup, atomic write, restart, health watch, rollback",
 		Long: `apply validates NEW.yaml for the node's kubelet version, shows what changes and
 what each change takes, then (unless --dry-run) takes the node's lock, backs the
@@ -71,6 +71,7 @@ Exit codes: 0 applied (or nothing to change), 1 a dry run that would change,
 and rolled back.`,
 		Example: `  kubeletcfg apply --node node-1 -f new-config.yaml --dry-run
   kubeletcfg apply --node node-1 --dropin 50-reserved.conf=reserved.yaml
+  kubeletcfg apply --node node-1 --from-migrate
   kubeletcfg apply --node node-1 -f new-config.yaml --restart-command 'systemctl restart kubelet'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runApply(cmd, s, f, args)
@@ -112,12 +113,21 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		return runApplyMigration(cmd, s, f, args)
 	}
 	var dropinName string
-	if f.dropin != "" {
-		name, file, ok := strings.Cut(f.dropin, "=")
-		if !ok || f.file != "" {
-			return fmt.Errorf("give either -f NEW.yaml or --dropin NAME=FILE")
+	var more []apply.FileWrite
+	for i, spec := range f.dropins {
+		name, file, ok := strings.Cut(spec, "=")
+		if !ok || (f.file != "" && i == 0) {
+			return fmt.Errorf("give either -f NEW.yaml or --dropin NAME=FILE ...")
 		}
-		dropinName, f.file = name, file
+		if i == 0 {
+			dropinName, f.file = name, file
+			continue
+		}
+		content, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		more = append(more, apply.FileWrite{Path: name, Content: content})
 	}
 	if f.node == "" || f.file == "" {
 		return fmt.Errorf("--node and -f (or --dropin) are required")
@@ -138,7 +148,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		}
 		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
 	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, Dropin: dropinName})
+	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, Dropin: dropinName, MoreDropins: more})
 }
 
 func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
@@ -149,7 +159,7 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
 	fl.BoolVar(&f.fromMigrate, "from-migrate", false, "migrate the node's legacy flags: write the config file and rewrite the environment files the flags live in, in one transaction")
 	fl.StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "with --from-migrate, the config file to create when the kubelet has no --config")
-	fl.StringVar(&f.dropin, "dropin", "", "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f")
+	fl.StringArrayVar(&f.dropins, "dropin", nil, "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f; repeatable")
 	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
 	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
 	fl.StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID) when there is no --restart-command")
@@ -179,7 +189,7 @@ func (f *applyFlags) configz() func(context.Context) ([]byte, error) {
 // runApplyMigration applies kubeletcfg migrate's result to the node: the
 // config file, and the environment files rewritten to the remaining flags.
 func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
-	if f.file != "" || f.dropin != "" || len(args) > 0 {
+	if f.file != "" || len(f.dropins) > 0 || len(args) > 0 {
 		return fmt.Errorf("--from-migrate takes the flags from the node's unit and env files (or --from): no -f, --dropin or command line")
 	}
 	v, err := f.resolve(s)
