@@ -25,6 +25,10 @@ type Journal struct {
 	Restart string       `json:"restart,omitempty"`
 	Unit    string       `json:"unit,omitempty"`
 	Started time.Time    `json:"started"`
+	// PID is the apply's process; Deadline is when the guard stops waiting
+	// for it to confirm: a stuck apply is killed and its change undone.
+	PID      int       `json:"pid"`
+	Deadline time.Time `json:"deadline"`
 }
 
 // FileChange is one file an apply changes.
@@ -98,16 +102,31 @@ func (j *Journal) finish() error {
 // not confirmed. Run it detached from the apply (StartGuard), so that it
 // outlives the apply, its shell and its SSH session.
 func Guard(configFile string) error {
-	l, err := acquireWait(lockPath(configFile))
-	if err != nil {
-		return err
+	for {
+		l, err := Acquire(lockPath(configFile), "kubeletcfg guard", time.Now())
+		if err == nil {
+			defer l.Release()
+			j, err := readJournal(configFile)
+			if err != nil || j == nil {
+				return err
+			}
+			return j.finish()
+		}
+		if !errors.Is(err, ErrLocked) {
+			return err
+		}
+		j, err := readJournal(configFile)
+		if err != nil || j == nil {
+			return err // confirmed (or gone): nothing left to guard
+		}
+		if !j.Deadline.IsZero() && time.Now().After(j.Deadline) && j.PID > 0 {
+			// The apply holds the node past its deadline: stop it, and the
+			// kernel hands its lock over.
+			fmt.Fprintf(os.Stderr, "kubeletcfg guard: apply pid %d not confirmed by %s: stopping it\n", j.PID, j.Deadline.Format(time.RFC3339))
+			_ = syscall.Kill(j.PID, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	defer l.Release()
-	j, err := readJournal(configFile)
-	if err != nil || j == nil {
-		return err
-	}
-	return j.finish()
 }
 
 // StartGuard starts `self guardArgs...` in a session of its own, with its
@@ -125,19 +144,6 @@ func StartGuard(self string, guardArgs []string, configFile string) error {
 		return err
 	}
 	return cmd.Process.Release()
-}
-
-// acquireWait takes the lock, waiting for its holder.
-func acquireWait(path string) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return &Lock{f: f}, nil
 }
 
 // Recover finishes an apply of configFile that was interrupted and whose

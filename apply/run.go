@@ -174,7 +174,10 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	defer lock.Release()
 	writes := []FileWrite{{Path: target, Content: o.NewFile}}
 	writes = append(writes, o.Extra...)
-	jr := Journal{ConfigFile: path, Restart: o.Restart, Unit: o.Unit, Started: now()}
+	// The guard's deadline: two full watches (the change and a rollback) and
+	// a margin; an apply still holding the node then is stuck.
+	jr := Journal{ConfigFile: path, Restart: o.Restart, Unit: o.Unit, Started: now(), PID: os.Getpid(),
+		Deadline: now().Add(2*(o.Timeout+o.StableFor) + 10*time.Second)}
 	for _, w := range writes {
 		fc := FileChange{Path: w.Path}
 		switch _, err := os.Lstat(w.Path); {
@@ -232,6 +235,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	out.Applied = true
 	failpoint("after-write")
+	hangpoint("after-write")
 
 	healthy, cause := o.restartAndWatch(ctx, next.Config, &out.HealthyAfter)
 	if healthy && o.Configz != nil {
@@ -434,7 +438,13 @@ func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfig
 	}
 	url := healthzURL(cfg)
 	if url == "" {
-		return true, "" // healthz disabled: the restart's success is all there is
+		// healthz disabled: the process or unit must stay up for the window.
+		for stable := time.Now(); time.Since(stable) < o.StableFor; time.Sleep(100 * time.Millisecond) {
+			if gone, why := stateGone(ctx, r); gone {
+				return false, fmt.Sprintf("the kubelet %s %.2fs after the restart", why, time.Since(start).Seconds())
+			}
+		}
+		return true, ""
 	}
 	client := &http.Client{Timeout: time.Second}
 	deadline := start.Add(o.Timeout)
@@ -540,12 +550,20 @@ func (o Options) progress(format string, args ...any) {
 	}
 }
 
+// hangpoint stops this process for good at the named step when
+// KUBELETCFG_HANGPOINT names it: a stuck kubeletcfg, for the guard's deadline.
+func hangpoint(step string) {
+	for os.Getenv("KUBELETCFG_HANGPOINT") == step {
+		time.Sleep(time.Hour)
+	}
+}
+
 // failpoint kills this process at the named step when KUBELETCFG_FAILPOINT
 // names it: the tests use it to prove that a kubeletcfg that dies at any
 // step leaves the node consistent.
 func failpoint(step string) {
 	if os.Getenv("KUBELETCFG_FAILPOINT") == step {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {} // the signal is on its way
+		time.Sleep(time.Hour) // the signal is on its way
 	}
 }

@@ -198,10 +198,42 @@ echo $! >$pid
 		}
 	}
 
+	// A kubeletcfg that hangs after the write (alive, holding the node): at
+	// the journal's deadline the guard stops it and undoes its change.
+	write(t, killed, base+"cgroupDriver: cgroupfs\nmaxPods: 166\n")
+	hung := exec.Command(bin, append([]string{"apply", "--node", host, "-f", killed, "--kubelet-version", minor,
+		"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--health-timeout", "3s", "--"}, args...)...)
+	hung.Env = append(os.Environ(), "KUBELETCFG_HANGPOINT=after-write")
+	if err := hung.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hungDone := make(chan error, 1)
+	go func() { hungDone <- hung.Wait() }()
+	select {
+	case <-hungDone:
+	case <-time.After(60 * time.Second):
+		hung.Process.Kill()
+		t.Fatal("the guard did not stop a hung apply within 60 s")
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(cfg)
+		_, journal := os.Stat(filepath.Join(dir, ".kubeletcfg-apply.json"))
+		if strings.Contains(string(b), "maxPods: 111") && journal != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the guard stopped the hung apply the old file was not restored:\n%s", b)
+		}
+	}
+	waitHealthy(t, dir)
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the deadline /configz maxPods = %v, want 111", got)
+	}
+
 	// backups lists what the applies kept; rollback --to puts the first back.
 	out2, err := exec.Command(bin, append([]string{"backups", "--kubelet-version", minor, "--"}, args...)...).CombinedOutput()
-	if err != nil || strings.Count(string(out2), ".bak.") != 6 {
-		t.Fatalf("backups: %v, want six listed\n%s", err, out2)
+	if err != nil || strings.Count(string(out2), ".bak.") != 7 {
+		t.Fatalf("backups: %v, want seven listed\n%s", err, out2)
 	}
 	first := strings.Fields(strings.Split(strings.TrimSpace(string(out2)), "\n")[0])[0]
 	out2, err = exec.Command(bin, append([]string{"rollback", "--node", host, "--to", first, "--kubelet-version", minor,
