@@ -74,6 +74,9 @@ type Result struct {
 	// Origins maps each field path (leaves; maps and lists whole) to where its
 	// value came from.
 	Origins map[string]Origin
+	// KeyOrigins maps each key of each map field the configuration sets
+	// (featureGates, evictionHard, systemReserved, ...) to where it came from.
+	KeyOrigins map[string]map[string]Origin
 	// Flags are the command-line flags that have no config field.
 	Flags      []flags.Occurrence
 	ConfigFile string
@@ -81,7 +84,8 @@ type Result struct {
 	Dropins    []string
 	Warnings   []string
 
-	defaultEviction bool // the --config file set no evictionHard
+	defaultEviction bool      // the --config file set no evictionHard
+	dropins         []*Dropin // as read, for the origins of map keys
 }
 
 // Effective layers a setup as its kubelet version does: defaults (or the
@@ -109,6 +113,7 @@ func Effective(opts Options) (*Result, error) {
 	}
 
 	var cfg *v1beta1.KubeletConfiguration
+	var doc *config.Document
 	if res.ConfigFile == "" {
 		cfg = config.FlagsBaseline(v)
 		setAll(origins, leaves, Origin{Kind: "flags-default"})
@@ -119,7 +124,6 @@ func Effective(opts Options) (*Result, error) {
 		markFlags(origins, set, cl, opts.ArgSources)
 	} else {
 		path := onDisk(opts, res.ConfigFile)
-		var doc *config.Document
 		if opts.Base != nil {
 			// The file as it will be (it may not exist yet).
 			cfg = config.ResolvePaths(opts.Base, v, nodeDir(opts, res.ConfigFile))
@@ -179,6 +183,7 @@ func Effective(opts Options) (*Result, error) {
 	}
 	res.Config = cfg
 	res.Origins = origins
+	attributeKeys(res, cl, opts.ArgSources, doc, res.dropins)
 	return res, nil
 }
 
@@ -303,6 +308,7 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Versi
 			return nil, err
 		}
 		ds = append(ds, d)
+		res.dropins = append(res.dropins, d)
 		res.Dropins = append(res.Dropins, f)
 		warnDropin(res, d, v)
 	}
@@ -548,6 +554,8 @@ type Entry struct {
 	Path   string `json:"-"`
 	Value  any    `json:"value"`
 	Origin Origin `json:"origin"`
+	// Keys are the origins of a map's keys.
+	Keys map[string]Origin `json:"keys,omitempty"`
 }
 
 // Entries lists every field the effective configuration sets (as /configz
@@ -563,7 +571,7 @@ func (r *Result) Entries() ([]Entry, error) {
 		if !ok {
 			continue
 		}
-		out = append(out, Entry{Path: leaf, Value: val, Origin: r.Origins[leaf]})
+		out = append(out, Entry{Path: leaf, Value: val, Origin: r.Origins[leaf], Keys: r.KeyOrigins[leaf]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil

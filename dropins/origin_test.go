@@ -49,6 +49,7 @@ func checkOrigins(t *testing.T, v *schema.Version, res *Result, args []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkKeyOrigins(t, res, args, have, defaults, baseline)
 	for path, o := range res.Origins {
 		got, set := lookupPath(have, path)
 		switch o.Kind {
@@ -80,6 +81,67 @@ func checkOrigins(t *testing.T, v *schema.Version, res *Result, args []string) {
 			}
 		}
 	}
+}
+
+// checkKeyOrigins checks that every key of every map the configuration sets
+// has an origin that could have produced it: a flag on the command line whose
+// value names the key, a file line that names it, or a default map that holds
+// the key with that value.
+func checkKeyOrigins(t *testing.T, res *Result, args []string, have, defaults, baseline map[string]any) {
+	t.Helper()
+	for path, want := range res.KeyOrigins {
+		final, _ := lookupPath(have, path)
+		m, _ := final.(map[string]any)
+		if len(m) != len(want) {
+			t.Errorf("%s: %d keys, %d with an origin", path, len(m), len(want))
+		}
+		for key, o := range want {
+			got, ok := m[key]
+			if !ok {
+				t.Errorf("%s[%s]: origin %s for a key the configuration does not have", path, key, o)
+				continue
+			}
+			switch o.Kind {
+			case "flag":
+				if !flagNamesKey(args, o.Flag, key) {
+					t.Errorf("%s[%s]: origin flag --%s is not on the command line with that key", path, key, o.Flag)
+				}
+			case "file", "dropin":
+				if o.Line == 0 {
+					continue // a 1.28 drop-in put the default back
+				}
+				raw, err := os.ReadFile(o.File)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.Split(string(raw), "\n")
+				if o.Line < 1 || o.Line > len(lines) || !strings.Contains(lines[o.Line-1], key) {
+					t.Errorf("%s[%s]: origin %s:%d does not name the key", path, key, o.File, o.Line)
+				}
+			case "default", "flags-default":
+				ref := defaults
+				if o.Kind == "flags-default" {
+					ref = baseline
+				}
+				def, _ := lookupPath(ref, path)
+				if dm, _ := def.(map[string]any); !derived(path) && !reflect.DeepEqual(dm[key], got) {
+					t.Errorf("%s[%s] = %v: origin %s, whose value is %v", path, key, got, o.Kind, dm[key])
+				}
+			default:
+				t.Errorf("%s[%s]: origin kind %q", path, key, o.Kind)
+			}
+		}
+	}
+}
+
+func flagNamesKey(args []string, flag, key string) bool {
+	for _, a := range args {
+		n, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.ReplaceAll(n, "_", "-") == flag && strings.Contains(val, key) {
+			return true
+		}
+	}
+	return false
 }
 
 // derived are the fields whose default follows another field or a gate.

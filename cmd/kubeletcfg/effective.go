@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -109,6 +110,13 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 		}
 		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s, field: value  # origin\n", res.Version.Minor)
 		for _, e := range entries {
+			if m, ok := e.Value.(map[string]any); ok && len(e.Keys) > 0 {
+				for _, k := range sortedKeys(m) {
+					val, _ := json.Marshal(m[k])
+					fmt.Fprintf(s.Out, "%s[%q]: %s  # %s\n", e.Path, k, val, origin(e.Keys[k], res.Version.Minor))
+				}
+				continue
+			}
 			val, _ := json.Marshal(e.Value)
 			fmt.Fprintf(s.Out, "%s: %s  # %s\n", e.Path, val, origin(e.Origin, res.Version.Minor))
 		}
@@ -137,6 +145,15 @@ func origin(o dropins.Origin, minor string) string {
 		return "default (" + minor + ")"
 	}
 	return o.String()
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func nonNil(s []string) []string {

@@ -288,3 +288,41 @@ func TestApplyDropinPlanning(t *testing.T) {
 		t.Errorf("planning wrote into the drop-in directory: %v", entries)
 	}
 }
+
+// TestEffectiveShowsKeyOrigins runs effective --show-origin on the sample
+// node: each key of a map names its own origin, in text and in JSON.
+func TestEffectiveShowsKeyOrigins(t *testing.T) {
+	code, out, errOut := runCLI(t, "effective", "--kubelet-version", "1.31", "--root", sample, "--show-origin")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	config := filepath.Join(sample, "var/lib/kubelet/config.yaml")
+	for _, line := range []string{
+		`evictionHard["memory.available"]: "500Mi"  # flag --eviction-hard (from /etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS))`,
+		`systemReserved["cpu"]: "500m"  # ` + config + `:51`,
+		`kubeReserved["memory"]: "256Mi"  # ` + config + `:55`,
+	} {
+		if !strings.Contains(out, line+"\n") {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+
+	code, out, errOut = runCLI(t, "effective", "--kubelet-version", "1.31", "--root", sample, "--show-origin", "-o", "json")
+	var doc struct {
+		Config map[string]struct {
+			Keys map[string]struct {
+				Kind string `json:"kind"`
+				Line int    `json:"line"`
+			} `json:"keys"`
+		} `json:"config"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if k := doc.Config["systemReserved"].Keys["memory"]; k.Kind != "file" || k.Line != 52 {
+		t.Errorf("systemReserved.memory origin = %+v, want file line 52", k)
+	}
+	if k := doc.Config["evictionHard"].Keys["memory.available"]; k.Kind != "flag" {
+		t.Errorf("evictionHard.memory.available origin = %+v, want the flag", k)
+	}
+}
