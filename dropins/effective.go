@@ -174,6 +174,7 @@ func Effective(opts Options) (*Result, error) {
 			return nil, fmt.Errorf("failed to precedence kubeletConfigFlag: %w", err)
 		}
 		warnShadowed(res, origins, set, before, cl)
+		warnShadowedGates(res, before, cl, doc)
 		markFlags(origins, set, cl, opts.ArgSources)
 		if opts.Base == nil {
 			if err := gateError(v, cfg, "failed to set feature gates from initial flags-based config"); err != nil {
@@ -407,6 +408,9 @@ func warnShadowed(res *Result, origins map[string]Origin, set []string, before *
 			continue
 		}
 		flag := flagFor(cl, path)
+		if path == "featureGates" {
+			continue // merged gate by gate: warnShadowedGates
+		}
 		if reflect.TypeOf(leafValue(before, path)).Kind() == reflect.Map {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("flag --%s replaces the whole %s map set at %s: keys set there and not in the flag are gone", flag, path, o))
 		} else {

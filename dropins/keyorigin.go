@@ -1,7 +1,9 @@
 package dropins
 
 import (
+	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
@@ -39,30 +41,52 @@ func attributeKeys(res *Result, cl *flags.CommandLine, sources []string, fileDoc
 		keys := map[string]Origin{}
 		for _, k := range final.MapKeys() {
 			name := k.String()
-			val := final.MapIndex(k).Interface()
 			if o, ok := fromFlags[name]; ok {
 				keys[name] = o
-				continue
+			} else {
+				keys[name] = fileKey(res, fileDoc, ds, f.Path, name, final.MapIndex(k).Interface(), base)
 			}
-			if o, ok := dropinKey(ds, f.Path, name, val, res.Version); ok {
-				keys[name] = o
-				continue
-			}
-			if fileDoc != nil {
-				if pos, ok := fileDoc.Keys[f.Path+"."+name]; ok {
-					if sameMapValue(leafValue(fileDoc.Config, f.Path), name, val) {
-						keys[name] = Origin{Kind: "file", File: fileDoc.File, Line: pos.Line}
-						continue
-					}
-					if o, ok := resetBy(ds, f.Path, res.Version); ok {
-						keys[name] = o
-						continue
-					}
-				}
-			}
-			keys[name] = base
 		}
 		res.KeyOrigins[f.Path] = keys
+	}
+}
+
+// fileKey is the origin of a map key that no flag set: the last drop-in, or
+// the --config file, that names it with the value it has.
+func fileKey(res *Result, fileDoc *config.Document, ds []*Dropin, path, name string, val any, base Origin) Origin {
+	if o, ok := dropinKey(ds, path, name, val, res.Version); ok {
+		return o
+	}
+	if fileDoc != nil {
+		if pos, ok := fileDoc.Keys[path+"."+name]; ok {
+			if sameMapValue(leafValue(fileDoc.Config, path), name, val) {
+				return Origin{Kind: "file", File: fileDoc.File, Line: pos.Line}
+			}
+			if o, ok := resetBy(ds, path, res.Version); ok {
+				return o
+			}
+		}
+	}
+	return base
+}
+
+// warnShadowedGates names the gates a file or drop-in sets that
+// --feature-gates overrides: the flag merges gate by gate, so only those.
+func warnShadowedGates(res *Result, before *v1beta1.KubeletConfiguration, cl *flags.CommandLine, fileDoc *config.Document) {
+	flagged := flagKeys(res.Version, cl, "featureGates", nil)
+	gates := make([]string, 0, len(flagged))
+	for g := range flagged {
+		gates = append(gates, g)
+	}
+	sort.Strings(gates)
+	for _, g := range gates {
+		old, ok := before.FeatureGates[g]
+		if !ok {
+			continue
+		}
+		if o := fileKey(res, fileDoc, res.dropins, "featureGates", g, old, Origin{}); o.Kind == "file" || o.Kind == "dropin" {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("featureGates.%s set at %s has no effect: flag --feature-gates overrides it", g, o))
+		}
 	}
 }
 

@@ -3,7 +3,9 @@ package dropins
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -72,6 +74,17 @@ func TestKeyOrigins(t *testing.T) {
 			}
 			if d := cmp.Diff(keys, got); d != "" {
 				t.Errorf("key origins (-want +got):\n%s", d)
+			}
+			// --feature-gates merges gate by gate: it overrides the one
+			// gate 10-a.conf also sets, and wipes nothing.
+			shadowed := "featureGates.ContainerCheckpoint set at " + a + ":5 has no effect: flag --feature-gates overrides it"
+			if !slices.Contains(res.Warnings, shadowed) {
+				t.Errorf("warnings lack %q: %q", shadowed, res.Warnings)
+			}
+			for _, w := range res.Warnings {
+				if strings.Contains(w, "whole featureGates") || strings.Contains(w, "EventedPLEG") || strings.Contains(w, "MemoryQoS") {
+					t.Errorf("wrong warning: %s", w)
+				}
 			}
 		})
 	}
