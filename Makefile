@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 
-.PHONY: all build test vet demo schema fuzz bench clean e2e kubelet
+.PHONY: all build test vet demo schema fuzz bench clean e2e kubelet apiserver
 
 all: build
 
@@ -98,6 +98,19 @@ $(KUBELET):
 	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
 	  k8s.io/kubernetes/cmd/kubelet
 
+# The kube-apiserver of the same release, and etcd from Debian: diff --live
+# through the API server's node proxy is tested against them.
+APISERVER := $(CURDIR)/_build/kube-apiserver-$(E2E_RELEASE)
+apiserver: $(APISERVER)
+$(APISERVER):
+	hack/schemagen/prepare.sh $(E2E_RELEASE) _build/schemagen/$(E2E_RELEASE)
+	rm -rf _build/apiserver && mkdir -p _build/apiserver
+	sed 's#^module .*#module kubeletcfg.local/apiserver#' _build/schemagen/$(E2E_RELEASE)/go.mod > _build/apiserver/go.mod
+	printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver/app"\n' > _build/apiserver/tools.go
+	cd _build/apiserver && $(GO) mod tidy && $(GO) build -o $(APISERVER) \
+	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
+	  k8s.io/kubernetes/cmd/kube-apiserver
+
 # A Debian tree with systemd, containerd and runc, booted with systemd-nspawn
 # for the apply tests under a real systemd (~1 min to make, once).
 NSPAWN_ROOTFS := $(CURDIR)/_build/nspawn/rootfs
@@ -107,6 +120,6 @@ $(NSPAWN_ROOTFS)/lib/systemd/systemd:
 	debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,containerd,runc,iproute2 bookworm $(NSPAWN_ROOTFS).tmp
 	rm -rf $(NSPAWN_ROOTFS) && mv $(NSPAWN_ROOTFS).tmp $(NSPAWN_ROOTFS)
 
-e2e: $(KUBELET) $(NSPAWN_ROOTFS)/lib/systemd/systemd
-	@command -v containerd >/dev/null && command -v systemd-nspawn >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container; }
-	NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v ./e2e/
+e2e: $(KUBELET) $(APISERVER) $(NSPAWN_ROOTFS)/lib/systemd/systemd
+	@command -v containerd >/dev/null && command -v systemd-nspawn >/dev/null && command -v etcd >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container etcd-server; }
+	NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) APISERVER_BIN=$(APISERVER) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v ./e2e/

@@ -131,6 +131,31 @@ logging:
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "evictionHard") {
 		t.Errorf("diff --live against another file: want exit 1 and evictionHard among the changes, got %v\n%s", err, out)
 	}
+
+	// diff --live through a real API server's node proxy, with a kubeconfig.
+	api := startAPIServer(t, dir)
+	api.registerNode(t, "e2e-node")
+	proxied := []string{"diff", "--live", "--kubeconfig", api.Kubeconfig, "--node", "e2e-node", "--kubelet-version", v.Minor}
+	out, err = exec.Command(bin, append(append(proxied, "--"), args...)...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "no change") {
+		t.Errorf("diff --live through the API server: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, append(proxied, "-o", "json", drifted)...).Output()
+	var report struct {
+		Old     string `json:"old"`
+		Changes []struct {
+			Path string `json:"path"`
+		} `json:"changes"`
+	}
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || json.Unmarshal(out, &report) != nil ||
+		report.Old != api.URL+"/api/v1/nodes/e2e-node/proxy/configz" || !strings.Contains(string(out), `"path": "evictionHard"`) {
+		t.Errorf("diff --live through the API server against another file: want exit 1, the proxy URL as old and evictionHard among the changes, got %v\n%s", err, out)
+	}
+	missing := []string{"diff", "--live", "--kubeconfig", api.Kubeconfig, "--node", "no-such-node", "--kubelet-version", v.Minor, drifted}
+	out, err = exec.Command(bin, missing...).CombinedOutput()
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "404") || !strings.Contains(string(out), "no-such-node") {
+		t.Errorf("diff --live for a node the API server does not know: want exit 2 naming the node and 404, got %v\n%s", err, out)
+	}
 }
 
 // unmountUnder detaches the mounts the kubelet left below dir (it bind-mounts

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -44,18 +45,26 @@ func Configz(ctx context.Context, l Live) ([]byte, error) {
 		}
 		tlsCfg.Certificates = []tls.Certificate{pair}
 	}
-	timeout := l.Timeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
+	client := &http.Client{Timeout: timeoutOr(l.Timeout), Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	return getConfigz(ctx, client, l.URL)
+}
+
+func timeoutOr(t time.Duration) time.Duration {
+	if t == 0 {
+		return 10 * time.Second
 	}
-	client := &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.URL, nil)
+	return t
+}
+
+// getConfigz GETs a /configz answer and returns the configuration in it.
+func getConfigz(ctx context.Context, client *http.Client, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", l.URL, err)
+		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
@@ -63,13 +72,13 @@ func Configz(ctx context.Context, l Live) ([]byte, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", l.URL, resp.Status, body)
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(body))
 	}
 	var wrapped struct {
 		KubeletConfig json.RawMessage `json:"kubeletconfig"`
 	}
 	if err := json.Unmarshal(body, &wrapped); err != nil || len(wrapped.KubeletConfig) == 0 {
-		return nil, fmt.Errorf("GET %s: not a configz answer: %.200s", l.URL, body)
+		return nil, fmt.Errorf("GET %s: not a configz answer: %.200s", url, body)
 	}
 	return wrapped.KubeletConfig, nil
 }

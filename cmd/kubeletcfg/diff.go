@@ -23,16 +23,21 @@ import (
 type diffFlags struct {
 	versionFlags
 	sourceFlags
-	against   string
-	unified   bool
-	output    string
-	live      bool
-	liveURL   string
-	liveCert  string
-	liveKey   string
-	liveCA    string
-	insecure  bool
-	toVersion string
+	against  string
+	unified  bool
+	output   string
+	live     bool
+	liveURL  string
+	liveCert string
+	liveKey  string
+	liveCA   string
+	insecure bool
+	// kubeconfig, kubeContext and node reach /configz through the API
+	// server's node proxy instead of the kubelet's own port.
+	kubeconfig  string
+	kubeContext string
+	node        string
+	toVersion   string
 	// kubeletArgs is the command line given after --.
 	kubeletArgs []string
 }
@@ -59,7 +64,10 @@ registration; a change of security posture; a matching container runtime.
   diff --live [NEW]          what the running kubelet serves on /configz against
                              NEW, or against the node's own setup (its unit,
                              drop-ins and env files, --from files, or the
-                             command line after --): drift
+                             command line after --): drift. /configz is read
+                             on the kubelet's port (--kubelet-url), or with
+                             --kubeconfig/--node through the API server's
+                             node proxy (needs get on nodes/proxy)
   diff --to-version W        upgrade preflight: the node's setup read by kubelet
                              W instead of the current version
 
@@ -67,6 +75,7 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 		Example: `  kubeletcfg diff --kubelet-version 1.37 new-config.yaml
   kubeletcfg diff --kubelet-version 1.31 new.yaml --against old.yaml --unified
   kubeletcfg diff --live --insecure
+  kubeletcfg diff --live --kubeconfig ~/.kube/config --node worker-3 -- --config=/var/lib/kubelet/config.yaml
   kubeletcfg diff --kubelet-version 1.31 --to-version 1.34 --root /mnt/node-image`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
@@ -77,6 +86,9 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 			}
 			if len(args) > 1 {
 				return fmt.Errorf("at most one NEW file, got %d", len(args))
+			}
+			if !f.live && (f.kubeconfig != "" || f.kubeContext != "" || f.node != "") {
+				return fmt.Errorf("--kubeconfig, --context and --node go with --live")
 			}
 			if f.output != "text" && f.output != "json" {
 				return fmt.Errorf("--output %q: must be text or json", f.output)
@@ -129,8 +141,27 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 	fl.StringVar(&f.liveKey, "client-key", "", "key of --client-cert")
 	fl.StringVar(&f.liveCA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --live")
 	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the kubelet's serving certificate (a self-signed kubelet), for --live")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "for --live: read /configz through the API server this kubeconfig names (\"\" with --node: $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.kubeContext, "context", "", "the kubeconfig context to use (default: its current context)")
+	fl.StringVar(&f.node, "node", "", "for --live through the API server: the node's name (default: this host's name)")
 	fl.StringVar(&f.toVersion, "to-version", "", "upgrade preflight: read the node's setup with this kubelet version")
 	return cmd
+}
+
+// configz reads the running kubelet's configuration, on its own port or
+// through the API server, and says where it read it.
+func (f *diffFlags) configz(ctx context.Context) ([]byte, string, error) {
+	if f.kubeconfig == "" && f.node == "" && f.kubeContext == "" {
+		raw, err := node.Configz(ctx, node.Live{URL: f.liveURL, ClientCert: f.liveCert, ClientKey: f.liveKey, CA: f.liveCA, Insecure: f.insecure})
+		return raw, f.liveURL, err
+	}
+	via := node.ViaAPIServer{Kubeconfig: f.kubeconfig, Context: f.kubeContext, Node: f.node}
+	url, _, err := via.URL()
+	if err != nil {
+		return nil, "", err
+	}
+	raw, err := node.ConfigzViaAPIServer(ctx, via)
+	return raw, url, err
 }
 
 // sides picks the two configurations to compare.
@@ -139,19 +170,19 @@ func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, arg
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		raw, err := node.Configz(ctx, node.Live{URL: f.liveURL, ClientCert: f.liveCert, ClientKey: f.liveKey, CA: f.liveCA, Insecure: f.insecure})
+		raw, from, err := f.configz(ctx)
 		if err != nil {
 			return side{}, side{}, err
 		}
 		running := &v1beta1.KubeletConfiguration{}
 		if err := json.Unmarshal(raw, running); err != nil {
-			return side{}, side{}, fmt.Errorf("%s: %w", f.liveURL, err)
+			return side{}, side{}, fmt.Errorf("%s: %w", from, err)
 		}
 		if running, err = config.Prune(running, v); err != nil {
 			return side{}, side{}, err
 		}
 		nw, err := f.newSide(s, v, args)
-		return side{name: f.liveURL, cfg: running}, nw, err
+		return side{name: from, cfg: running}, nw, err
 	}
 	if len(args) == 0 {
 		return side{}, side{}, fmt.Errorf("give NEW, or --live, or --to-version")
