@@ -21,19 +21,7 @@ import (
 // kills the kubelet right after it starts is rolled back; a second apply
 // while one holds the lock is refused.
 func TestApply(t *testing.T) {
-	kubelet := os.Getenv("KUBELET_BIN")
-	minor := os.Getenv("KUBELET_VERSION")
-	if kubelet == "" {
-		t.Fatal("KUBELET_BIN is not set: run make e2e")
-	}
-	dir, err := os.MkdirTemp("", "kubeletcfg-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
-	defer saveSysctls(t)()
-	requireNoKubelet(t)
-	sock := startContainerd(t, dir)
+	kubelet, minor, dir, sock := kubeletNode(t)
 	base := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
 		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
 	cfg := filepath.Join(dir, "config.yaml")
@@ -45,22 +33,7 @@ func TestApply(t *testing.T) {
 	args := []string{"--config=" + cfg, "--config-dir=" + confd, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki")}
 
 	// The restart command stops the running kubelet and starts a new one.
-	restart := filepath.Join(dir, "restart.sh")
-	write(t, restart, fmt.Sprintf(`#!/bin/sh
-pid=%[1]s/kubelet.pid
-# Stop the running kubelet: wait until it is gone or a zombie (PID 1 here may
-# not reap it), at most 10 s, then make sure.
-if [ -f $pid ]; then
-  p=$(cat $pid); kill $p 2>/dev/null; i=0
-  while [ -e /proc/$p ] && [ "$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -c1)" != Z ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
-  kill -9 $p 2>/dev/null
-fi
-KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid %[2]s %[3]s >>%[1]s/kubelet.log 2>&1 </dev/null &
-echo $! >$pid
-`, dir, kubelet, strings.Join(args, " ")))
-	if err := os.Chmod(restart, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	restart := restartScript(t, dir, "KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid "+kubelet+" "+strings.Join(args, " "))
 	t.Cleanup(func() {
 		// Every kubelet this test started (the guard may have started one).
 		exec.Command("pkill", "-9", "-f", "config="+cfg).Run()
@@ -365,39 +338,13 @@ func progressLine(out, s string) string {
 // the flags that remain, and the running kubelet serves the same
 // configuration as before.
 func TestApplyFromMigrate(t *testing.T) {
-	kubelet := os.Getenv("KUBELET_BIN")
-	minor := os.Getenv("KUBELET_VERSION")
-	if kubelet == "" {
-		t.Fatal("KUBELET_BIN is not set: run make e2e")
-	}
-	dir, err := os.MkdirTemp("", "kubeletcfg-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
-	requireNoKubelet(t)
-	defer saveSysctls(t)()
-	sock := startContainerd(t, dir)
+	kubelet, minor, dir, sock := kubeletNode(t)
 	env := filepath.Join(dir, "flags.env")
 	write(t, env, fmt.Sprintf(`# flags as a kubeadm-era node kept them
 KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix://%s --fail-cgroupv1=false --root-dir=%s --cert-dir=%s"
 KUBELET_EXTRA_ARGS="--max-pods=120 --cgroup-driver=cgroupfs --v=1"
 `, sock, filepath.Join(dir, "root"), filepath.Join(dir, "pki")))
-	restart := filepath.Join(dir, "restart.sh")
-	write(t, restart, fmt.Sprintf(`#!/bin/sh
-pid=%[1]s/kubelet.pid
-if [ -f $pid ]; then
-  p=$(cat $pid); kill $p 2>/dev/null; i=0
-  while [ -e /proc/$p ] && [ "$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -c1)" != Z ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
-  kill -9 $p 2>/dev/null
-fi
-. %[1]s/flags.env
-setsid %[2]s $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS >>%[1]s/kubelet.log 2>&1 </dev/null &
-echo $! >$pid
-`, dir, kubelet))
-	if err := os.Chmod(restart, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	restart := restartScript(t, dir, ". "+env+"\nsetsid "+kubelet+" $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS")
 	t.Cleanup(func() {
 		exec.Command("pkill", "-9", "-f", "root-dir="+filepath.Join(dir, "root")).Run()
 		time.Sleep(300 * time.Millisecond)
@@ -445,4 +392,48 @@ echo $! >$pid
 	if fmt.Sprint(a) != fmt.Sprint(b2) {
 		t.Errorf("the kubelet runs another configuration after the migration:\nbefore: %v\nafter:  %v", a, b2)
 	}
+}
+
+// kubeletNode prepares a private directory for a kubelet the test starts: the
+// kubelet and its version from make e2e, a containerd of its own, and the
+// sysctls the kubelet changes put back afterwards.
+func kubeletNode(t *testing.T) (kubelet, minor, dir, sock string) {
+	t.Helper()
+	kubelet, minor = os.Getenv("KUBELET_BIN"), os.Getenv("KUBELET_VERSION")
+	if kubelet == "" {
+		t.Fatal("KUBELET_BIN is not set: run make e2e")
+	}
+	// Not t.TempDir: the kubelet leaves mounts under its root directory.
+	dir, err := os.MkdirTemp("", "kubeletcfg-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
+	t.Cleanup(saveSysctls(t))
+	requireNoKubelet(t)
+	return kubelet, minor, dir, startContainerd(t, dir)
+}
+
+// restartScript writes the restart command apply runs: it stops the kubelet
+// of dir/kubelet.pid and runs launch (shell lines ending in the kubelet's
+// command) in the background as the new one.
+func restartScript(t *testing.T, dir, launch string) string {
+	t.Helper()
+	path := filepath.Join(dir, "restart.sh")
+	write(t, path, fmt.Sprintf(`#!/bin/sh
+pid=%[1]s/kubelet.pid
+# Stop the running kubelet: wait until it is gone or a zombie (PID 1 here may
+# not reap it), at most 10 s, then make sure.
+if [ -f $pid ]; then
+  p=$(cat $pid); kill $p 2>/dev/null; i=0
+  while [ -e /proc/$p ] && [ "$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -c1)" != Z ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
+  kill -9 $p 2>/dev/null
+fi
+%[2]s >>%[1]s/kubelet.log 2>&1 </dev/null &
+echo $! >$pid
+`, dir, launch))
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

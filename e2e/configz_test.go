@@ -35,23 +35,11 @@ var sysctls = []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_
 // on /configz, and checks that kubeletcfg's effective configuration of the
 // same setup is exactly that.
 func TestEffectiveEqualsConfigz(t *testing.T) {
-	kubelet := os.Getenv("KUBELET_BIN")
-	if kubelet == "" {
-		t.Fatal("KUBELET_BIN is not set: run make e2e")
-	}
-	v, err := schema.Resolve(os.Getenv("KUBELET_VERSION"))
+	kubelet, minor, dir, sock := kubeletNode(t)
+	v, err := schema.Resolve(minor)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Not t.TempDir: the kubelet leaves mounts under its root directory.
-	dir, err := os.MkdirTemp("", "kubeletcfg-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
-	restore := saveSysctls(t)
-	defer restore()
-	sock := startContainerd(t, dir)
 
 	write(t, filepath.Join(dir, "config.yaml"), `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
