@@ -22,8 +22,9 @@ type ViaAPIServer struct {
 	Timeout    time.Duration
 }
 
-// URL is the node proxy's /configz for the API server the kubeconfig names.
-func (v ViaAPIServer) URL() (string, *rest.Config, error) {
+// url is the node proxy's /configz for the API server the kubeconfig names,
+// with the client configuration to reach it.
+func (v ViaAPIServer) url() (string, *rest.Config, error) {
 	if v.Node == "" {
 		// The kubelet's default node name.
 		host, err := os.Hostname()
@@ -56,16 +57,18 @@ func (v ViaAPIServer) URL() (string, *rest.Config, error) {
 	return base.String(), cfg, nil
 }
 
-// ConfigzViaAPIServer fetches a kubelet's /configz through the API server.
-func ConfigzViaAPIServer(ctx context.Context, v ViaAPIServer) ([]byte, error) {
-	u, cfg, err := v.URL()
+// ConfigzViaAPIServer fetches a kubelet's /configz through the API server,
+// and says the URL it read.
+func ConfigzViaAPIServer(ctx context.Context, v ViaAPIServer) ([]byte, string, error) {
+	u, cfg, err := v.url()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	cfg.Timeout = timeoutOr(v.Timeout)
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig credentials: %w", err)
+		return nil, u, fmt.Errorf("kubeconfig credentials: %w", err)
 	}
-	return getConfigz(ctx, client, u)
+	raw, err := getConfigz(ctx, client, u)
+	return raw, u, err
 }

@@ -43,9 +43,12 @@ current-context: ctx
 		t.Fatal(err)
 	}
 
-	raw, err := ConfigzViaAPIServer(context.Background(), ViaAPIServer{Kubeconfig: kubeconfig, Node: "worker 1"})
+	raw, u, err := ConfigzViaAPIServer(context.Background(), ViaAPIServer{Kubeconfig: kubeconfig, Node: "worker 1"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := srv.URL + "/rancher/k8s/api/v1/nodes/worker%201/proxy/configz"; u != want {
+		t.Errorf("URL = %s, want %s", u, want)
 	}
 	if string(raw) != `{"maxPods":42}` {
 		t.Errorf("configz = %s", raw)
@@ -58,14 +61,14 @@ current-context: ctx
 	}
 
 	host, _ := os.Hostname()
-	if _, err := ConfigzViaAPIServer(context.Background(), ViaAPIServer{Kubeconfig: kubeconfig}); err != nil || gotPath != "/rancher/k8s/api/v1/nodes/"+url.PathEscape(strings.ToLower(host))+"/proxy/configz" {
+	if _, _, err := ConfigzViaAPIServer(context.Background(), ViaAPIServer{Kubeconfig: kubeconfig}); err != nil || gotPath != "/rancher/k8s/api/v1/nodes/"+url.PathEscape(strings.ToLower(host))+"/proxy/configz" {
 		t.Errorf("no node name: want this host's, got path %s (%v)", gotPath, err)
 	}
 	missing := filepath.Join(t.TempDir(), "nope")
-	if _, err := ConfigzViaAPIServer(context.Background(), ViaAPIServer{Kubeconfig: missing, Node: "n"}); err == nil || !strings.Contains(err.Error(), missing) {
+	if _, _, err := ConfigzViaAPIServer(context.Background(), ViaAPIServer{Kubeconfig: missing, Node: "n"}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("missing kubeconfig: %v", err)
 	}
-	if _, err := ConfigzViaAPIServer(context.Background(), ViaAPIServer{Kubeconfig: kubeconfig, Context: "other", Node: "n"}); err == nil || !strings.Contains(err.Error(), "other") {
+	if _, _, err := ConfigzViaAPIServer(context.Background(), ViaAPIServer{Kubeconfig: kubeconfig, Context: "other", Node: "n"}); err == nil || !strings.Contains(err.Error(), "other") {
 		t.Errorf("unknown context: %v", err)
 	}
 }

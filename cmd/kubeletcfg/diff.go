@@ -156,12 +156,7 @@ func (f *diffFlags) configz(ctx context.Context) ([]byte, string, error) {
 		return raw, f.liveURL, err
 	}
 	via := node.ViaAPIServer{Kubeconfig: f.kubeconfig, Context: f.kubeContext, Node: f.node}
-	url, _, err := via.URL()
-	if err != nil {
-		return nil, "", err
-	}
-	raw, err := node.ConfigzViaAPIServer(ctx, via)
-	return raw, url, err
+	return node.ConfigzViaAPIServer(ctx, via)
 }
 
 // sides picks the two configurations to compare.
