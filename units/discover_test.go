@@ -16,6 +16,13 @@ import (
 func makeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
+	writeTree(t, root, files)
+	return root
+}
+
+// writeTree writes files (as makeTree) under root.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(root, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -31,7 +38,6 @@ func makeTree(t *testing.T, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	return root
 }
 
 const (
@@ -196,21 +202,7 @@ func TestSymlinksStayInsideRoot(t *testing.T) {
 		"data":            "-> ../../../../srv",
 		"srv/kubelet.env": "OK=inside\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if target, ok := strings.CutPrefix(content, "-> "); ok {
-			err = os.Symlink(target, p)
-		} else {
-			err = os.WriteFile(p, []byte(content), 0o644)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, root, files)
 	s, err := Discover(root)
 	if err != nil {
 		t.Fatal(err)
