@@ -18,10 +18,14 @@ type Kind struct {
 	Limit int64  // bytes
 }
 
+// MaxConfigSize is the limit of a KubeletConfiguration file (a constant for
+// those who check data already read).
+const MaxConfigSize = 4 << 20
+
 // The kinds of file kubeletcfg reads. Real files are far smaller: the limits
 // bound what a hostile file costs, not what a kubelet accepts.
 var (
-	Config     = Kind{"kubelet configuration file", 4 << 20}
+	Config     = Kind{"kubelet configuration file", MaxConfigSize}
 	Unit       = Kind{"systemd unit file", 4 << 20}
 	EnvFile    = Kind{"environment file", 4 << 20}
 	DpkgStatus = Kind{"dpkg status database", 64 << 20}

@@ -174,3 +174,34 @@ func (n *Root) Lstat(p string) (fs.FileInfo, error) {
 	}
 	return fi, nil
 }
+
+// HostPath returns where node path p of the node under dir ("" for the
+// running node) is on this machine: its symbolic links resolved inside the
+// root and ".." stopping at it, so that opening the result does not leave the
+// root. A missing component is no error (opening the result fails); a trailing
+// slash is kept, as it asks for a directory.
+func HostPath(dir, p string) (string, error) {
+	if dir == "" {
+		return p, nil
+	}
+	r, err := OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	res, err := r.Resolve(path.Join("/", p))
+	if err != nil {
+		missing := errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+		// Past a missing component the rest is joined unresolved, and a ".."
+		// there could climb back to a symbolic link that leaves the root.
+		if !missing || slices.Contains(strings.Split(p, "/"), "..") {
+			return "", err
+		}
+	}
+	abs, _ := filepath.Abs(dir)
+	out := filepath.Join(abs, res)
+	if strings.HasSuffix(p, "/") {
+		out += "/"
+	}
+	return out, nil
+}
