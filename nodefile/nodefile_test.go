@@ -93,3 +93,19 @@ func TestRootStaysInside(t *testing.T) {
 		t.Errorf("HostPath dropped the trailing slash: %s", hp)
 	}
 }
+
+func TestHostDirFollowsALastLinkOnlyWithASlash(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc/real.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/real.d", filepath.Join(root, "etc/link.d")); err != nil {
+		t.Fatal(err)
+	}
+	if hp, err := HostDir(root, "/etc/link.d"); err != nil || hp != filepath.Join(root, "etc/link.d") {
+		t.Errorf("without a slash: %s, %v; want the link itself", hp, err)
+	}
+	if hp, err := HostDir(root, "/etc/link.d/"); err != nil || hp != filepath.Join(root, "etc/real.d")+"/" {
+		t.Errorf("with a slash: %s, %v; want the directory it names", hp, err)
+	}
+}

@@ -181,8 +181,27 @@ func (n *Root) Lstat(p string) (fs.FileInfo, error) {
 // root. A missing component is no error (opening the result fails); a trailing
 // slash is kept, as it asks for a directory.
 func HostPath(dir, p string) (string, error) {
+	return hostPath(dir, p, true)
+}
+
+// HostDir is HostPath for a directory walked as filepath.WalkDir walks it:
+// a last symbolic link is followed only when p ends in a slash, as the
+// kubelet's walk does. Left as it is, a walk sees a link, not a directory,
+// and reads nothing through it.
+func HostDir(dir, p string) (string, error) {
+	return hostPath(dir, p, strings.HasSuffix(p, "/"))
+}
+
+func hostPath(dir, p string, followLast bool) (string, error) {
 	if dir == "" {
 		return p, nil
+	}
+	if !followLast && path.Clean("/"+p) != "/" {
+		parent, err := hostPath(dir, path.Dir(path.Clean("/"+p)), true)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(parent, path.Base(path.Clean("/"+p))), nil
 	}
 	r, err := OpenRoot(dir)
 	if err != nil {
