@@ -217,8 +217,7 @@ func hostPath(dir, p string, followLast bool) (string, error) {
 			return "", err
 		}
 	}
-	abs, _ := filepath.Abs(dir)
-	out := filepath.Join(abs, res)
+	out := filepath.Join(dir, res)
 	if strings.HasSuffix(p, "/") {
 		out += "/"
 	}
