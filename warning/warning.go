@@ -56,7 +56,7 @@ func At(code, file string, line int, format string, args ...any) Warning {
 }
 
 // MaxPrinted is how many warnings Print writes before it sums up the rest.
-const MaxPrinted = 100
+const MaxPrinted = 200
 
 // Print writes one "warning: ..." line per warning, the first MaxPrinted of
 // them, then how many more there are.

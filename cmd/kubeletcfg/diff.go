@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -17,6 +16,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -184,7 +184,10 @@ func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, arg
 	}
 	against := f.against
 	if against == "" {
-		against = filepath.Join(orSlash(f.root), "var/lib/kubelet/config.yaml")
+		var err error
+		if against, err = nodefile.HostPath(f.root, "/var/lib/kubelet/config.yaml"); err != nil {
+			return side{}, side{}, err
+		}
 	}
 	old, err := effectiveOf(against, v)
 	if err != nil {
@@ -222,13 +225,6 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 		return side{}, err
 	}
 	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running()}, nil
-}
-
-func orSlash(root string) string {
-	if root == "" {
-		return "/"
-	}
-	return root
 }
 
 func effectiveOf(file string, v *schema.Version) (*dropins.Result, error) {
