@@ -304,7 +304,7 @@ func (s *startup) topologyManagerPolicyOptions() {
 // manager it creates.
 func (s *startup) kubeletSettings() {
 	if d := s.cfg.SyncFrequency.Duration; d <= 0 {
-		s.add("syncFrequency", "invalid sync frequency %d", d)
+		s.add("syncFrequency", "invalid sync frequency %d (%v: it must be positive)", d, d)
 	}
 	switch s.cfg.ConfigMapAndSecretChangeDetectionStrategy {
 	case v1beta1.WatchChangeDetectionStrategy, v1beta1.TTLCacheChangeDetectionStrategy, v1beta1.GetChangeDetectionStrategy:
