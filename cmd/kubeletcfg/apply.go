@@ -204,7 +204,7 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	setup := dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}
 	cur, err := dropins.Effective(setup)
 	if err != nil {
-		return err
+		return placed(err, k)
 	}
 	configPath := cur.ConfigFile
 	if configPath == "" {

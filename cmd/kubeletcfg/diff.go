@@ -222,7 +222,7 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 	}
 	res, err := dropins.Effective(dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root})
 	if err != nil {
-		return side{}, err
+		return side{}, placed(err, k)
 	}
 	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running()}, nil
 }
@@ -302,7 +302,7 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 	findings, err := diff.Preflight(diff.PreflightOptions{From: v, To: to,
 		Layer: dropins.Options{Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}})
 	if err != nil {
-		return err
+		return placed(err, k)
 	}
 	if f.output == "json" {
 		if findings == nil {
@@ -318,10 +318,29 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 				fmt.Fprintf(s.Out, "        do: %s\n", fd.Do)
 			}
 		}
-		fmt.Fprintf(s.Out, "upgrade %s -> %s: %d findings\n", v.Minor, to.Minor, len(findings))
+		fmt.Fprintf(s.Out, "%s %s -> %s: %s\n", direction(v, to), v.Minor, to.Minor, count(len(findings), "finding", "findings"))
 	}
 	if len(findings) > 0 {
 		return errCheckFailed
 	}
 	return nil
+}
+
+// direction names a change of kubelet version.
+func direction(from, to *schema.Version) string {
+	switch {
+	case from.Minor == to.Minor:
+		return "same version"
+	case to.AtLeast(from.Minor):
+		return "upgrade"
+	}
+	return "downgrade"
+}
+
+// count says n things, singular or plural.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -77,7 +77,7 @@ systemd does (under --root for an offline node image).`,
 			}
 			res, err := dropins.Effective(opts)
 			if err != nil {
-				return err
+				return placed(err, k)
 			}
 			warning.Print(s.ErrOut, allWarnings(nil, res.Warnings))
 			return printEffective(s, res, f.showOrigin, f.output, allWarnings(k, res.Warnings))

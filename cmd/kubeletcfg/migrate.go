@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
+	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 type migrateFlags struct {
@@ -51,16 +52,16 @@ checks it gives the old effective configuration.`,
 				return err
 			}
 			opts := migrate.Options{ConfigPath: f.configPath, Options: dropins.Options{Version: v, Args: args, Root: f.root}}
+			var k *node.Kubelet
 			if len(args) == 0 {
-				k, err := f.commandLine(f.root, s)
-				if err != nil {
+				if k, err = f.commandLine(f.root, s); err != nil {
 					return err
 				}
 				opts.Args, opts.LookupEnv = k.Args, k.LookupEnv
 			}
 			res, err := migrate.Run(opts)
 			if err != nil {
-				return err
+				return placed(err, k)
 			}
 			if !f.noVerify {
 				dir, err := os.MkdirTemp("", "kubeletcfg-migrate")

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
@@ -49,4 +51,14 @@ func allWarnings(k *node.Kubelet, plain []string) []warning.Warning {
 		ws = append(ws, warning.Warning{Code: warning.Other, Message: p})
 	}
 	return ws
+}
+
+// placed says where on the node the word an error is about was written: the
+// unit or environment file and line, and the variable.
+func placed(err error, k *node.Kubelet) error {
+	var fe *flags.Error
+	if err == nil || k == nil || !errors.As(err, &fe) || fe.Index < 0 || fe.Index >= len(k.Sources) || k.Sources[fe.Index] == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", k.Sources[fe.Index], err)
 }
