@@ -210,9 +210,16 @@ func fromError(err error, file string) Finding {
 // Summary is a one-line verdict.
 func (r *Result) Summary() string {
 	if r.Valid {
-		return fmt.Sprintf("valid for kubelet %s (%d warnings)", r.KubeletVersion, len(r.Warnings))
+		return fmt.Sprintf("valid for kubelet %s (%s)", r.KubeletVersion, count(len(r.Warnings), "warning"))
 	}
-	return fmt.Sprintf("invalid for kubelet %s: %d errors, %d warnings", r.KubeletVersion, len(r.Errors), len(r.Warnings))
+	return fmt.Sprintf("invalid for kubelet %s: %s, %s", r.KubeletVersion, count(len(r.Errors), "error"), count(len(r.Warnings), "warning"))
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func sortedKeys(m map[string]bool) []string {
