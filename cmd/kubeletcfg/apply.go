@@ -110,6 +110,9 @@ func newGuardCmd() *cobra.Command {
 }
 
 func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
+	if err := f.checkNonNegative(); err != nil {
+		return err
+	}
 	if f.fromMigrate {
 		return runApplyMigration(cmd, s, f, args)
 	}
@@ -267,6 +270,19 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 		return err
 	case f.dryRun && len(out.Changes) > 0:
 		return errCheckFailed
+	}
+	return nil
+}
+
+// checkNonNegative refuses negative durations and counts.
+func (f *applyFlags) checkNonNegative() error {
+	switch {
+	case f.timeout < 0:
+		return fmt.Errorf("--health-timeout %v: must not be negative", f.timeout)
+	case f.stableFor < 0:
+		return fmt.Errorf("--stable-for %v: must not be negative", f.stableFor)
+	case f.keep < 0:
+		return fmt.Errorf("--keep-backups %d: must not be negative (0 keeps all)", f.keep)
 	}
 	return nil
 }
