@@ -11,6 +11,8 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/verdict"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type migrateFlags struct {
@@ -77,6 +79,20 @@ checks it gives the old effective configuration.`,
 					return fmt.Errorf("kubeletcfg's own check of the migration failed (please report): %w", err)
 				}
 			}
+			// The old setup may be one the kubelet refuses: say so, and write
+			// no files that would only be refused again.
+			doc, err := res.ConfigYAML()
+			if err != nil {
+				return err
+			}
+			check := verdict.Bytes(doc, verdict.Options{File: "the migrated config", Version: v})
+			for _, e := range check.Errors {
+				fmt.Fprintf(s.ErrOut, "error: %s\n", warning.Truncate(fmt.Sprint(e), maxErrorLen))
+			}
+			if !check.Valid && f.outputDir != "" {
+				fmt.Fprintf(s.ErrOut, "kubeletcfg: not writing %s: kubelet %s would refuse the migrated config\n", f.outputDir, v.Minor)
+				return errCheckFailed
+			}
 			if f.outputDir != "" {
 				if err := res.WriteDir(f.outputDir); err != nil {
 					return err
@@ -85,9 +101,15 @@ checks it gives the old effective configuration.`,
 				return nil
 			}
 			if f.output == "json" {
-				return writeJSON(s, res)
+				err = writeJSON(s, res)
+			} else {
+				err = printMigration(s, res)
 			}
-			return printMigration(s, res)
+			if err == nil && !check.Valid {
+				fmt.Fprintf(s.ErrOut, "kubeletcfg: kubelet %s would refuse the migrated config: %s\n", v.Minor, check.Summary())
+				return errCheckFailed
+			}
+			return err
 		},
 	}
 	f.versionFlags.bind(cmd.Flags())
