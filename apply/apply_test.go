@@ -153,9 +153,10 @@ func TestBackupsOrderAndPrune(t *testing.T) {
 }
 
 func TestLock(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "apply.lock")
+	dir := t.TempDir()
+	p := filepath.Join(dir, lockName)
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	l, err := Acquire(p, "kubeletcfg apply --node n1", now)
+	l, err := Acquire(dir, "kubeletcfg apply --node n1", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,8 @@ func TestLock(t *testing.T) {
 }
 
 func TestLockHeldByAnotherProcessNamesItAndDiesWithIt(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "apply.lock")
+	dir := t.TempDir()
+	p := filepath.Join(dir, lockName)
 	if err := os.WriteFile(p, []byte("kubeletcfg apply --node n1, pid 4242, since 2026-11-29T10:00:00Z\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +192,7 @@ func TestLockHeldByAnotherProcessNamesItAndDiesWithIt(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	_, err := Acquire(p, "second", time.Now())
+	_, err := Acquire(dir, "second", time.Now())
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid 4242") {
 		t.Fatalf("err = %v, want ErrLocked naming the holder", err)
 	}
@@ -200,7 +202,7 @@ func TestLockHeldByAnotherProcessNamesItAndDiesWithIt(t *testing.T) {
 	// The kernel drops the lock when the last holder (the sleep) has exited.
 	var l *Lock
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if l, err = Acquire(p, "third", time.Now()); err == nil || time.Now().After(deadline) {
+		if l, err = Acquire(dir, "third", time.Now()); err == nil || time.Now().After(deadline) {
 			break
 		}
 	}

@@ -121,3 +121,25 @@ func Prune(path string, keep int) ([]string, error) {
 	}
 	return old, nil
 }
+
+// copyFile copies src to a new file dst, keeping mode and owner.
+func copyFile(src, dst string) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if err := copyInto(out, in, st); err != nil {
+		os.Remove(dst)
+		return err
+	}
+	return nil
+}

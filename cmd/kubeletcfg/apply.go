@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubeletcfg/kubeletcfg/apply"
 	"github.com/kubeletcfg/kubeletcfg/diff"
@@ -27,21 +28,18 @@ var errRolledBack = errors.New("rolled back")
 type applyFlags struct {
 	versionFlags
 	sourceFlags
-	node        string
-	file        string
-	dryRun      bool
-	drained     bool
-	restart     string
+	node    string
+	file    string
+	dryRun  bool
+	drained bool
+	restartFlags
+	stateDir    string
 	dropins     []string
 	fromMigrate bool
 	configPath  string
-	unit        string
-	pidFile     string
-	logFile     string
 	keep        int
 	verify      bool
 	live        node.Live
-	timeout     time.Duration
 	stableFor   time.Duration
 	output      string
 }
@@ -83,28 +81,55 @@ and rolled back.`,
 	return cmd
 }
 
-// startGuard runs this binary's hidden guard command, detached.
-func startGuard(configFile string) error {
+// startGuard runs this binary's hidden guard command, detached, with the
+// restart flags of this apply (never read back from a file).
+func (f *applyFlags) startGuard(dir, id string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	return apply.StartGuard(self, []string{"__guard", "--config-file", configFile}, configFile)
+	args := []string{"__guard", "--state-dir", dir, "--id", id, "--unit", f.unit, "--health-timeout", f.timeout.String()}
+	if f.restart != "" {
+		args = append(args, "--restart-command", f.restart, "--pid-file", f.pidFile, "--kubelet-log", f.logFile)
+	}
+	return apply.StartGuard(self, args, dir)
+}
+
+// restartFlags say how a command that restarts the kubelet does it.
+type restartFlags struct {
+	restart, pidFile, logFile, unit string
+	timeout                         time.Duration
+}
+
+func (r *restartFlags) bind(fl *pflag.FlagSet) {
+	fl.StringVar(&r.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
+	fl.StringVar(&r.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID, InvocationID, NRestarts) when there is no --restart-command")
+	fl.StringVar(&r.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID (required with --restart-command): the new process is pinned, and one that exits is seen at once")
+	fl.StringVar(&r.logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
+}
+
+func (r *restartFlags) restarter() apply.Restarter {
+	return apply.NewRestarter(r.restart, r.pidFile, r.logFile, r.unit, r.timeout)
 }
 
 // newGuardCmd is the process apply leaves behind: it waits for the apply to
 // end and undoes a change the apply did not confirm.
 func newGuardCmd() *cobra.Command {
-	var configFile string
+	var o apply.GuardOptions
+	var r restartFlags
 	cmd := &cobra.Command{
-		Use:    "__guard --config-file PATH",
+		Use:    "__guard --state-dir DIR --id ID",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return apply.Guard(configFile)
+			o.Restarter, o.Progress = r.restarter(), os.Stderr
+			return apply.Guard(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&configFile, "config-file", "", "the config file an apply is changing")
+	cmd.Flags().StringVar(&o.StateDir, "state-dir", apply.DefaultStateDir, "kubeletcfg's state directory")
+	cmd.Flags().StringVar(&o.ID, "id", "", "the apply to guard")
+	r.bind(cmd.Flags())
+	cmd.Flags().DurationVar(&r.timeout, "health-timeout", 30*time.Second, "how long a restart may take")
 	return cmd
 }
 
@@ -161,10 +186,8 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "with --from-migrate, the config file to create when the kubelet has no --config")
 	fl.StringArrayVar(&f.dropins, "dropin", nil, "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f; repeatable")
 	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
-	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
-	fl.StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID) when there is no --restart-command")
-	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
-	fl.StringVar(&f.logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
+	f.restartFlags.bind(fl)
+	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory: lock, journal, backups (default "+apply.DefaultStateDir+", inside --root when given)")
 	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
 	fl.BoolVar(&f.verify, "verify-configz", false, "once stable, the kubelet's /configz must serve the intended configuration (else roll back)")
 	fl.StringVar(&f.live.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz")
@@ -239,7 +262,7 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 // applyWith runs an apply with the flags every apply takes, and prints it.
 func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) error {
 	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
-	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard = f.logFile, f.keep, f.configz(), startGuard
+	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard, o.StateDir = f.logFile, f.keep, f.configz(), f.startGuard, f.stateDir
 	o.Timeout, o.StableFor, o.Progress = f.timeout, f.stableFor, s.ErrOut
 	out, err := apply.Run(cmd.Context(), o)
 	if out != nil {

@@ -218,7 +218,7 @@ func TestApplyPlanning(t *testing.T) {
 	if code, out := run("--node", host, "-f", changed, "--dry-run"); code != 1 || !strings.Contains(out, "cpuManagerPolicy") {
 		t.Errorf("changed file, dry run: exit %d\n%s", code, out)
 	}
-	if code, out := run("--node", host, "-f", changed, "--restart-command", "true"); code != 2 || !strings.Contains(out, "drained") {
+	if code, out := run("--node", host, "-f", changed, "--restart-command", "true", "--pid-file", filepath.Join(dir, "pid"), "--state-dir", filepath.Join(dir, "state")); code != 2 || !strings.Contains(out, "drained") {
 		t.Errorf("a change that needs a drain: exit %d\n%s", code, out)
 	}
 	if code, out := run("--node", "some-other-node", "-f", changed, "--dry-run"); code != 2 || !strings.Contains(out, "refusing to touch it") {

@@ -70,6 +70,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error.`,
 		newRollbackCmd(s),
 		newBackupsCmd(s),
 		newGuardCmd(),
+		newRecoverCmd(s),
 	)
 	return root
 }
