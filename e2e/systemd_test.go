@@ -29,7 +29,7 @@ func TestApplyUnderSystemd(t *testing.T) {
 	requireNoKubelet(t)
 	defer saveSysctls(t)()
 	bin := filepath.Join(t.TempDir(), "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
 		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
 	}
 	base := `apiVersion: kubelet.config.k8s.io/v1beta1
@@ -65,10 +65,10 @@ WantedBy=multi-user.target
 	if err := os.Symlink("/etc/systemd/system/kubelet.service", in("/etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
 		t.Fatal(err)
 	}
-	for _, stale := range []string{"/var/lib/kubelet/config.yaml.bak.*", "/var/lib/kubelet/.kubeletcfg*"} {
+	for _, stale := range []string{"/var/lib/kubelet/config.yaml.bak.*", "/var/lib/kubelet/.kubeletcfg*", "/var/lib/kubeletcfg"} {
 		matches, _ := filepath.Glob(in(stale))
 		for _, m := range matches {
-			os.Remove(m)
+			os.RemoveAll(m)
 		}
 	}
 
@@ -147,12 +147,12 @@ WantedBy=multi-user.target
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		b, _ := os.ReadFile(in("/var/lib/kubelet/config.yaml"))
-		_, journal := os.Stat(in("/var/lib/kubelet/.kubeletcfg-apply.json"))
+		_, journal := os.Stat(in("/var/lib/kubeletcfg/journal.json"))
 		if strings.Contains(string(b), "maxPods: 111") && journal != nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			guard, _ := os.ReadFile(in("/var/lib/kubelet/.kubeletcfg-guard.log"))
+			guard, _ := os.ReadFile(in("/var/lib/kubeletcfg/guard.log"))
 			t.Fatalf("under systemd, after kubeletcfg died the old file was not restored:\n%s\nguard:\n%s", b, guard)
 		}
 	}
