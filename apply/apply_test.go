@@ -227,3 +227,30 @@ I1129 18:00:00.4 other.go:1] "Shutting down"`
 		t.Errorf("panic: %q", got)
 	}
 }
+
+// Extended attributes (the SELinux label among them) stay on a replaced
+// file and on its backup.
+func TestWriteFileKeepsXattrs(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(p, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setxattr(p, "user.kubeletcfg-test", []byte("label"), 0); err != nil {
+		t.Skipf("no user extended attributes here: %v", err)
+	}
+	b, err := Backup(p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteFile(p, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{p, b} {
+		v := make([]byte, 64)
+		n, err := syscall.Getxattr(f, "user.kubeletcfg-test", v)
+		if err != nil || string(v[:n]) != "label" {
+			t.Errorf("%s: attribute %q, %v; want it kept", f, v[:max(n, 0)], err)
+		}
+	}
+}

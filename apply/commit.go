@@ -12,10 +12,12 @@ import (
 // commit writes the plan as one transaction: every old file backed up and
 // staged for undo, the journal, the guard, the writes, the state files
 // removed. On error nothing of it stays (or the journal says what to undo).
-// The caller holds the lock of dir.
+// Every file is reached through its directory opened inside the node's
+// tree (openDir). The caller holds the lock of dir.
 func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 	now := o.Clock.Now()
-	jr := &Journal{ID: newID(), Root: o.Setup.Root, ConfigFile: p.ConfigFile, BootID: bootID(), Started: now,
+	root := o.Setup.Root
+	jr := &Journal{ID: newID(), Root: root, ConfigFile: p.ConfigFile, BootID: bootID(), Started: now,
 		PID: os.Getpid(), PIDStart: procStart(os.Getpid()),
 		// Two full watches (the change and a rollback) and a margin: an
 		// apply still holding the node then is stuck.
@@ -32,39 +34,28 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 		return nil, err
 	}
 	for _, w := range p.Writes {
-		fc := FileChange{Path: w.Path, NewHash: hashBytes(w.Content)}
-		switch _, err := os.Lstat(w.Path); {
-		case errors.Is(err, fs.ErrNotExist):
-			fc.Created = true
-		case err != nil:
+		fc, err := prepare(root, w.Path, jr.ID, now)
+		if err != nil {
 			return abort(err)
-		default:
-			if fc.Backup, err = Backup(w.Path, now); err != nil {
-				return abort(err)
-			}
+		}
+		fc.NewHash, fc.Created = hashBytes(w.Content), fc.OldHash == ""
+		if fc.Backup != "" {
 			o.progress("backup: %s", fc.Backup)
-			if w.Path == p.ConfigFile {
-				out.Backup = fc.Backup
-			}
-			if fc.Staged, fc.OldHash, err = stage(w.Path, jr.ID); err != nil {
-				return abort(err)
-			}
+		}
+		if w.Path == p.ConfigFile {
+			out.Backup = fc.Backup
 		}
 		jr.Files = append(jr.Files, fc)
 	}
 	for _, sf := range p.StateFiles {
-		if _, err := os.Lstat(sf); err != nil {
-			continue
-		}
-		fc := FileChange{Path: sf, Removed: true}
-		var err error
-		if fc.Backup, err = Backup(sf, now); err != nil {
+		fc, err := prepare(root, sf, jr.ID, now)
+		if err != nil {
 			return abort(err)
 		}
-		if fc.Staged, fc.OldHash, err = stage(sf, jr.ID); err != nil {
-			return abort(err)
+		if fc.OldHash != "" {
+			fc.Removed = true
+			jr.Files = append(jr.Files, fc)
 		}
-		jr.Files = append(jr.Files, fc)
 	}
 	failpoint("after-backup")
 	// From here the journal says what to undo, and a guard outside this
@@ -78,7 +69,10 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 		}
 	}
 	for _, w := range p.Writes {
-		if _, err := WriteFile(w.Path, w.Content); err != nil {
+		if err := inDir(root, w.Path, func(d *os.Root, name string) error {
+			_, err := writeIn(d, name, w.Content)
+			return err
+		}); err != nil {
 			return abort(err)
 		}
 		o.progress("wrote %s", w.Path)
@@ -89,10 +83,12 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 		if !f.Removed {
 			continue
 		}
-		if err := os.Remove(f.Path); err != nil {
-			return abort(err)
-		}
-		if err := syncDir(filepath.Dir(f.Path)); err != nil {
+		if err := inDir(root, f.Path, func(d *os.Root, name string) error {
+			if err := d.Remove(name); err != nil {
+				return err
+			}
+			return syncRoot(d)
+		}); err != nil {
 			return abort(err)
 		}
 		o.progress("removed %s (backup %s)", f.Path, f.Backup)
@@ -107,22 +103,61 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 	return jr, nil
 }
 
-// stage keeps the old file at path under a second name beside it (a hard
-// link: no space needed) so that undo is a rename. Where a link cannot be
-// made, a copy is staged (before the write, while there is room).
-func stage(path, id string) (staged, hash string, err error) {
-	staged = filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".kubeletcfg-old-"+id)
-	if err := os.Link(path, staged); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return "", "", fmt.Errorf("staging %s: %s exists", path, staged)
+// inDir runs fn on the file at disk path p, in its directory opened inside
+// the node's tree; errors name p.
+func inDir(root, p string, fn func(d *os.Root, name string) error) error {
+	d, name, err := openDir(root, p)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := fn(d, name); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	return nil
+}
+
+// prepare backs up the file at p (when there is one) and stages it for
+// undo; a missing file gives an empty OldHash.
+func prepare(root, p, id string, now time.Time) (FileChange, error) {
+	fc := FileChange{Path: p}
+	err := inDir(root, p, func(d *os.Root, name string) error {
+		if _, err := lstatIn(d, name); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			return err
 		}
-		if err := copyFile(path, staged); err != nil {
-			return "", "", fmt.Errorf("staging %s: %w", path, err)
+		b, err := backupIn(d, name, now)
+		if err != nil {
+			return err
+		}
+		staged, hash, err := stageIn(d, name, id)
+		if err != nil {
+			return err
+		}
+		fc.Backup = filepath.Join(filepath.Dir(p), b)
+		fc.Staged, fc.OldHash = filepath.Join(filepath.Dir(p), staged), hash
+		return nil
+	})
+	return fc, err
+}
+
+// stageIn keeps the old file name of d under a second name beside it (a
+// hard link: no space needed) so that undo is a rename. Where a link cannot
+// be made, a copy is staged (before the write, while there is room).
+func stageIn(d *os.Root, name, id string) (staged, hash string, err error) {
+	staged = "." + name + ".kubeletcfg-old-" + id
+	if err := d.Link(name, staged); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return "", "", fmt.Errorf("staging %s: %s exists", name, staged)
+		}
+		if err := copyIn(d, name, staged); err != nil {
+			return "", "", fmt.Errorf("staging %s: %w", name, err)
 		}
 	}
-	if hash, err = hashFile(staged); err != nil {
-		os.Remove(staged)
+	if hash, err = hashIn(d, staged); err != nil {
+		d.Remove(staged)
 		return "", "", err
 	}
-	return staged, hash, syncDir(filepath.Dir(path))
+	return staged, hash, syncRoot(d)
 }

@@ -112,8 +112,9 @@ func self() procRef {
 	return procRef{PID: os.Getpid(), Start: procStart(os.Getpid())}
 }
 
-func hashFile(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+// hashIn hashes the regular file name of d.
+func hashIn(d *os.Root, name string) (string, error) {
+	f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return "", err
 	}
@@ -211,22 +212,28 @@ func removeJournal(dir string) error {
 func (j *Journal) undo() error {
 	var errs []error
 	for i := len(j.Files) - 1; i >= 0; i-- {
-		if err := j.Files[i].undo(); err != nil {
+		if err := j.Files[i].undo(j.Root); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (f FileChange) undo() error {
-	cur, err := hashFile(f.Path)
+func (f FileChange) undo(root string) error {
+	d, name, err := openDir(root, f.Path)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	staged := filepath.Base(f.Staged)
+	cur, err := hashIn(d, name)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
 		return fmt.Errorf("%s: %w", f.Path, err)
 	}
 	switch {
 	case !missing && cur == f.OldHash && !f.Created:
-		os.Remove(f.Staged) // already as it was
+		d.Remove(staged) // already as it was
 		return nil
 	case f.Removed:
 		// A state file the new kubelet wrote anew: the old one goes back.
@@ -235,25 +242,53 @@ func (f FileChange) undo() error {
 	case missing || cur != f.NewHash:
 		return fmt.Errorf("%s: %w", f.Path, ErrChangedSince)
 	case f.Created:
-		if err := os.Remove(f.Path); err != nil {
+		if err := d.Remove(name); err != nil {
 			return fmt.Errorf("removing %s: %w", f.Path, err)
 		}
-		return syncDir(filepath.Dir(f.Path))
+		return syncRoot(d)
 	}
-	if got, err := hashFile(f.Staged); err != nil || got != f.OldHash {
+	if got, err := hashIn(d, staged); err != nil || got != f.OldHash {
 		return fmt.Errorf("restoring %s: its staged old content %s is gone or changed (%v); the backup %s holds it", f.Path, f.Staged, err, f.Backup)
 	}
-	if err := os.Rename(f.Staged, f.Path); err != nil {
+	if err := d.Rename(staged, name); err != nil {
 		return fmt.Errorf("restoring %s from %s: %w", f.Path, f.Staged, err)
 	}
-	return syncDir(filepath.Dir(f.Path))
+	return syncRoot(d)
+}
+
+// verify checks, before anything is touched, that every file holds what
+// the apply wrote or what was there before it.
+func (j *Journal) verify() error {
+	var errs []error
+	for _, f := range j.Files {
+		d, name, err := openDir(j.Root, f.Path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cur, err := hashIn(d, name)
+		d.Close()
+		missing := errors.Is(err, fs.ErrNotExist)
+		switch {
+		case err != nil && !missing:
+			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
+		case f.Removed, f.Created && missing, !missing && (cur == f.NewHash || cur == f.OldHash):
+		default:
+			errs = append(errs, fmt.Errorf("%s: %w", f.Path, ErrChangedSince))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // settle removes what only an undo needed, once the change is confirmed.
 func (j *Journal) settle() {
 	for _, f := range j.Files {
-		if f.Staged != "" {
-			os.Remove(f.Staged)
+		if f.Staged == "" {
+			continue
+		}
+		if d, _, err := openDir(j.Root, f.Staged); err == nil {
+			d.Remove(filepath.Base(f.Staged))
+			d.Close()
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -102,14 +103,26 @@ func plan(o Options) (*Plan, error) {
 	}
 	// Every file is checked before anything is written: a link or a
 	// directory in the way stops the apply here, not half-way.
-	for _, w := range p.Writes {
-		if st, err := os.Lstat(w.Path); err == nil && !st.Mode().IsRegular() {
-			return p, fmt.Errorf("%s: %w (a %s)", w.Path, ErrNotRegular, kind(st.Mode()))
-		} else if err != nil && !os.IsNotExist(err) {
+	for _, w := range append(p.Writes, stateWrites(p.StateFiles)...) {
+		if err := inDir(o.Setup.Root, w.Path, func(d *os.Root, name string) error {
+			_, err := lstatIn(d, name)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}); err != nil {
 			return p, err
 		}
 	}
 	return p, nil
+}
+
+func stateWrites(files []string) []FileWrite {
+	var out []FileWrite
+	for _, f := range files {
+		out = append(out, FileWrite{Path: f})
+	}
+	return out
 }
 
 // gate refuses a change the node is not ready for, and says what changes
@@ -236,7 +249,8 @@ func onDisk(s dropins.Options, p string) string {
 	if s.Root == "" {
 		return p
 	}
-	return filepath.Join(s.Root, p)
+	// The kubelet reads /../etc/x as /etc/x: so does the tree.
+	return filepath.Join(s.Root, filepath.Clean("/"+p))
 }
 
 // checkNode refuses to touch a node other than the one named.

@@ -74,24 +74,6 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (*Journal,
 	return j, removeJournal(dir)
 }
 
-// verify checks, before anything is touched, that every file holds what
-// the apply wrote or what was there before it.
-func (j *Journal) verify() error {
-	var errs []error
-	for _, f := range j.Files {
-		cur, err := hashFile(f.Path)
-		missing := os.IsNotExist(err)
-		switch {
-		case err != nil && !missing:
-			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
-		case f.Removed, f.Created && missing, !missing && (cur == f.NewHash || cur == f.OldHash):
-		default:
-			errs = append(errs, fmt.Errorf("%s: %w", f.Path, ErrChangedSince))
-		}
-	}
-	return errors.Join(errs...)
-}
-
 func progress(w io.Writer, format string, args ...any) {
 	if w != nil {
 		fmt.Fprintf(w, "kubeletcfg: "+format+"\n", args...)

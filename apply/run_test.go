@@ -321,11 +321,12 @@ func TestUndoReverseOrderContinuesPastErrors(t *testing.T) {
 	}
 	jr := &Journal{ID: "x"}
 	for _, p := range files {
-		staged, hash, err := stage(p, "x")
+		fc, err := prepare("", p, "x", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
-		jr.Files = append(jr.Files, FileChange{Path: p, Staged: staged, OldHash: hash, NewHash: hashBytes([]byte("new"))})
+		fc.NewHash = hashBytes([]byte("new"))
+		jr.Files = append(jr.Files, fc)
 		if _, err := WriteFile(p, []byte("new")); err != nil {
 			t.Fatal(err)
 		}
@@ -348,12 +349,12 @@ func TestStageIsAHardLink(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "config.yaml")
 	os.WriteFile(p, []byte("old"), 0o600)
-	staged, _, err := stage(p, "id1")
+	fc, err := prepare("", p, "id1", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := os.Stat(p)
-	b, _ := os.Stat(staged)
+	b, _ := os.Stat(fc.Staged)
 	if !os.SameFile(a, b) {
 		t.Error("the staged old file is a copy, not a link")
 	}
@@ -531,5 +532,56 @@ func TestHealthzURL(t *testing.T) {
 		if got := healthzURL(cfg); got != want {
 			t.Errorf("%q: %s, want %s", addr, got, want)
 		}
+	}
+}
+
+// Under --root every write stays in the tree: an absolute link in the image
+// resolves inside it, a path climbing out of it is brought back in.
+func TestRunConfinedToRoot(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "config.yaml"), []byte(baseConfig+"maxPods: 100\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	img := t.TempDir()
+	for _, d := range []string{"etc", "var/lib", outside} {
+		os.MkdirAll(filepath.Join(img, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(img, "etc/hostname"), []byte("n1\n"), 0o644)
+	os.WriteFile(filepath.Join(img, outside, "config.yaml"), []byte(baseConfig+"maxPods: 100\n"), 0o600)
+	// On the host this link leads to outside; in the image, to the same
+	// path inside the image.
+	if err := os.Symlink(outside, filepath.Join(img, "var/lib/kubelet")); err != nil {
+		t.Fatal(err)
+	}
+	clock := newFakeClock()
+	k := &fakeKubelet{clock: clock, behave: byContent(nil), pid: 1}
+	o := Options{Node: "n1", Setup: dropins.Options{Version: schema.Newest(), Root: img,
+		Args: []string{"--config=/var/lib/kubelet/config.yaml"}},
+		Timeout: 30 * time.Second, StableFor: time.Second, Restarter: k, Clock: clock, probe: k.probe,
+		NewFile: []byte(baseConfig + "maxPods: 111\n")}
+	_, err := Run(context.Background(), o)
+	if b, _ := os.ReadFile(filepath.Join(outside, "config.yaml")); !strings.Contains(string(b), "maxPods: 100") {
+		t.Fatalf("a file outside the root was changed: %q (apply: %v)", b, err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Errorf("files were made outside the root: %v", entries)
+	}
+	if _, serr := os.Stat(filepath.Join(img, DefaultStateDir, journalName)); serr == nil {
+		t.Error("the journal was left behind")
+	}
+	if err != nil {
+		t.Fatalf("apply under --root: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(img, outside, "config.yaml")); !strings.Contains(string(b), "maxPods: 111") {
+		t.Errorf("the image's config file holds %q", b)
+	}
+	if got := onDisk(o.Setup, "/../../etc/x"); got != filepath.Join(img, "etc/x") {
+		t.Errorf("--config=/../../etc/x is %s on disk, want inside the root", got)
+	}
+
+	// Without --restart-command, --root restarts nothing of this host.
+	o.Restarter = nil
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--restart-command") {
+		t.Errorf("--root without a restart command: %v", err)
 	}
 }
