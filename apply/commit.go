@@ -49,6 +49,9 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 	}
 	for _, sf := range p.StateFiles {
 		fc, err := prepare(root, sf, jr.ID, now)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not even its directory
+		}
 		if err != nil {
 			return abort(err)
 		}

@@ -103,14 +103,15 @@ func plan(o Options) (*Plan, error) {
 	}
 	// Every file is checked before anything is written: a link or a
 	// directory in the way stops the apply here, not half-way.
-	for _, w := range append(p.Writes, stateWrites(p.StateFiles)...) {
-		if err := inDir(o.Setup.Root, w.Path, func(d *os.Root, name string) error {
+	for i, w := range append(p.Writes, stateWrites(p.StateFiles)...) {
+		err := inDir(o.Setup.Root, w.Path, func(d *os.Root, name string) error {
 			_, err := lstatIn(d, name)
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
-		}); err != nil {
+		})
+		if err != nil && (i < len(p.Writes) || !errors.Is(err, fs.ErrNotExist)) {
 			return p, err
 		}
 	}
