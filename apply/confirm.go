@@ -211,22 +211,66 @@ func (o Options) verifyConfigz(ctx context.Context, want *dropins.Result) string
 
 var healthzClient = &http.Client{Timeout: time.Second}
 
-// probeHealthz asks the kubelet's healthz; where is "" when healthz is off.
-func probeHealthz(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (bool, string) {
+// healthProbe asks the kubelet's authenticated /healthz when it has a
+// client for it, else (or once that is refused) the healthz port.
+type healthProbe struct {
+	api      *http.Client
+	refused  bool
+	progress func(format string, args ...any)
+}
+
+// probe reports the kubelet's health; where is "" when healthz is off.
+func (h *healthProbe) probe(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (bool, string) {
+	if h.api != nil && !h.refused {
+		url := apiHealthzURL(cfg)
+		code := get(ctx, h.api, url)
+		if code != http.StatusUnauthorized && code != http.StatusForbidden {
+			return code == http.StatusOK, url
+		}
+		h.refused = true
+		h.progress("%s refuses the credentials (%d): judging by the healthz port", url, code)
+	}
 	url := healthzURL(cfg)
 	if url == "" {
 		return true, ""
 	}
+	return get(ctx, healthzClient, url) == http.StatusOK, url
+}
+
+// get is the status of GET url, 0 when there is no answer.
+func get(ctx context.Context, c *http.Client, url string) int {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return false, url
+		return 0
 	}
-	resp, err := healthzClient.Do(req)
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	resp, err := c.Do(req.WithContext(ctx))
 	if err != nil {
-		return false, url
+		return 0
 	}
 	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK, url
+	return resp.StatusCode
+}
+
+// apiHealthzURL is the kubelet API's /healthz (sync loop included).
+func apiHealthzURL(cfg *v1beta1.KubeletConfiguration) string {
+	port := int32(10250)
+	if cfg.Port != 0 {
+		port = cfg.Port
+	}
+	return "https://" + net.JoinHostPort(localHost(cfg.Address), strconv.Itoa(int(port))) + "/healthz"
+}
+
+// localHost is how this host reaches a server bound to addr.
+func localHost(addr string) string {
+	switch addr {
+	case "", "0.0.0.0":
+		return "127.0.0.1"
+	case "::":
+		return "::1"
+	}
+	return addr
 }
 
 // healthzURL is where the kubelet with cfg answers healthz, "" if nowhere.
@@ -234,12 +278,5 @@ func healthzURL(cfg *v1beta1.KubeletConfiguration) string {
 	if cfg.HealthzPort == nil || *cfg.HealthzPort == 0 {
 		return ""
 	}
-	host := cfg.HealthzBindAddress
-	switch {
-	case host == "" || host == "0.0.0.0":
-		host = "127.0.0.1"
-	case host == "::":
-		host = "::1"
-	}
-	return "http://" + net.JoinHostPort(host, strconv.Itoa(int(*cfg.HealthzPort))) + "/healthz"
+	return "http://" + net.JoinHostPort(localHost(cfg.HealthzBindAddress), strconv.Itoa(int(*cfg.HealthzPort))) + "/healthz"
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -70,6 +71,13 @@ type Options struct {
 	Checks []Check
 	Hooks  Hooks
 
+	// KubeletAPI, when set, is a client with credentials for the kubelet's
+	// authenticated API (port cfg.Port): its /healthz, which includes the
+	// sync loop, judges the kubelet. Without it, or when the kubelet refuses
+	// the credentials, the healthz port does: a ping that answers as soon
+	// as the HTTP server runs.
+	KubeletAPI *http.Client
+
 	// probe reads the kubelet's health (default: its healthz).
 	probe func(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (ok bool, where string)
 }
@@ -102,7 +110,7 @@ func (o *Options) defaults() error {
 		o.Clock = realClock{}
 	}
 	if o.probe == nil {
-		o.probe = probeHealthz
+		o.probe = (&healthProbe{api: o.KubeletAPI, progress: o.progress}).probe
 	}
 	if o.StateDir == "" {
 		o.StateDir = filepath.Join(o.Setup.Root, DefaultStateDir)

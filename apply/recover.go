@@ -22,6 +22,9 @@ type RecoverOptions struct {
 	Progress  io.Writer
 	// ID, when set, limits the recovery to that apply (the guard's).
 	ID string
+	// Boot: run at boot, before the kubelet starts; only an apply of an
+	// earlier boot is undone, and nothing is restarted.
+	Boot bool
 }
 
 // Recover finishes an apply recorded in the journal that never confirmed:
@@ -50,6 +53,13 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (*Journal,
 	j, err := ReadJournal(dir)
 	if err != nil || j == nil || (o.ID != "" && j.ID != o.ID) {
 		return nil, err
+	}
+	if o.Boot {
+		if j.BootID == bootID() {
+			progress(o.Progress, "apply %s runs in this boot: its guard finishes it", j.ID)
+			return nil, nil
+		}
+		o.Restarter = nil
 	}
 	if err := j.verify(); err != nil {
 		return j, fmt.Errorf("apply %s is not recovered: %w; put the files right by hand, then remove %s", j.ID, err, filepath.Join(dir, journalName))

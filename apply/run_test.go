@@ -3,8 +3,12 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -583,5 +587,38 @@ func TestRunConfinedToRoot(t *testing.T) {
 	o.Restarter = nil
 	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--restart-command") {
 		t.Errorf("--root without a restart command: %v", err)
+	}
+}
+
+// With credentials the kubelet API's /healthz (sync loop included) judges
+// the kubelet; when it refuses them, the healthz port does.
+func TestHealthProbe(t *testing.T) {
+	status := http.StatusOK
+	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			t.Errorf("asked %s", r.URL.Path)
+		}
+		w.WriteHeader(status)
+	}))
+	defer api.Close()
+	ping := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer ping.Close()
+	apiPort, _ := strconv.Atoi(api.URL[strings.LastIndexByte(api.URL, ':')+1:])
+	pingPort, _ := strconv.Atoi(ping.URL[strings.LastIndexByte(ping.URL, ':')+1:])
+	hp := int32(pingPort)
+	cfg := &v1beta1.KubeletConfiguration{Port: int32(apiPort), HealthzPort: &hp}
+	var said []string
+	h := &healthProbe{api: api.Client(), progress: func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }}
+	ctx := context.Background()
+	if ok, where := h.probe(ctx, cfg); !ok || !strings.HasPrefix(where, "https://") {
+		t.Errorf("API healthz 200: %v %s", ok, where)
+	}
+	status = http.StatusInternalServerError // syncloop failing
+	if ok, _ := h.probe(ctx, cfg); ok {
+		t.Error("a failing sync loop was healthy")
+	}
+	status = http.StatusUnauthorized
+	if ok, where := h.probe(ctx, cfg); !ok || !strings.HasPrefix(where, "http://") || len(said) != 1 {
+		t.Errorf("refused credentials: %v %s %v; want the healthz port, said once", ok, where, said)
 	}
 }

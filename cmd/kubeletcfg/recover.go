@@ -30,14 +30,17 @@ someone changed a file since, recover changes nothing and says which file: put
 it right by hand, then remove the journal. It runs under the node's lock. The
 restart is the one given here, never one read from the journal.
 
---boot is for the boot-time unit ordered before kubelet.service: the files go
-back and nothing is restarted (the kubelet starts on them next).
+--boot is for the boot-time unit kubeletcfg-recover.service, ordered before
+the kubelet's unit: an apply recorded in an earlier boot (its boot ID) is undone
+and nothing is restarted (the kubelet starts on the old files next). apply
+installs that unit (/etc/systemd/system, enabled in the kubelet unit's .wants)
+the first time it runs under systemd without --root.
 
 Exit codes: 0 recovered or nothing to recover, 2 refused or failed.`,
 		Example: "  kubeletcfg recover\n  kubeletcfg recover --restart-command 'systemctl restart kubelet' --pid-file /run/kubelet.pid",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := apply.RecoverOptions{StateDir: f.stateDir, Progress: s.ErrOut}
+			o := apply.RecoverOptions{StateDir: f.stateDir, Progress: s.ErrOut, Boot: f.boot}
 			if o.StateDir == "" {
 				o.StateDir = filepath.Join(f.root, apply.DefaultStateDir)
 			}
