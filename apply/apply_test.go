@@ -123,35 +123,6 @@ func TestBackupNeverOverwrites(t *testing.T) {
 	}
 }
 
-func TestBackupsOrderAndPrune(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "config.yaml")
-	for _, n := range []string{"2026-11-28", "2026-11-29", "2026-11-29.2", "2026-11-29.10", "2026-11-29.1", "notadate"} {
-		if err := os.WriteFile(p+".bak."+n, []byte(n), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	all, err := Backups(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, b := range all {
-		got = append(got, strings.TrimPrefix(b, p+".bak."))
-	}
-	if strings.Join(got, " ") != "2026-11-28 2026-11-29 2026-11-29.1 2026-11-29.2 2026-11-29.10" {
-		t.Errorf("order %v", got)
-	}
-	removed, err := Prune(p, 2)
-	if err != nil || len(removed) != 3 {
-		t.Fatalf("prune removed %v, %v", removed, err)
-	}
-	left, _ := Backups(p)
-	if len(left) != 2 || !strings.HasSuffix(left[1], ".10") {
-		t.Errorf("left %v, want the two newest", left)
-	}
-}
-
 func TestLock(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, lockName)

@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -100,56 +98,4 @@ func copyInto(dst *os.File, src *os.File, st fs.FileInfo) error {
 		return err
 	}
 	return dst.Close()
-}
-
-// Backups lists the dated backups of path, oldest first.
-func Backups(path string) ([]string, error) {
-	matches, err := filepath.Glob(path + ".bak.*")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range matches {
-		if isBackupName(strings.TrimPrefix(m, path+".bak.")) {
-			out = append(out, m)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return backupKey(out[i], path) < backupKey(out[j], path) })
-	return out, nil
-}
-
-// isBackupName accepts "2026-11-29" and "2026-11-29.N".
-func isBackupName(s string) bool {
-	date, n, _ := strings.Cut(s, ".")
-	if _, err := time.Parse("2006-01-02", date); err != nil {
-		return false
-	}
-	for _, r := range n {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// backupKey orders backups by date, then by their number.
-func backupKey(name, path string) string {
-	date, n, _ := strings.Cut(strings.TrimPrefix(name, path+".bak."), ".")
-	return fmt.Sprintf("%s.%08s", date, n)
-}
-
-// Prune removes the oldest of the given backups (kubeletcfg's own) beyond
-// the newest keep; hand-made copies beside the file are never touched.
-func Prune(path string, keep int) ([]string, error) {
-	all, err := Backups(path)
-	if err != nil || len(all) <= keep {
-		return nil, err
-	}
-	old := all[:len(all)-keep]
-	for _, b := range old {
-		if err := os.Remove(b); err != nil {
-			return nil, err
-		}
-	}
-	return old, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -23,7 +24,11 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 		// apply still holding the node then is stuck.
 		Deadline: now.Add(2*(o.Timeout+o.StableFor) + 10*time.Second)}
 	out.ID = jr.ID
+	var rec *Record
 	abort := func(err error) (*Journal, error) {
+		if rec != nil {
+			os.RemoveAll(filepath.Join(dir, recordsDir, strconv.Itoa(rec.N)))
+		}
 		if uerr := jr.undo(); uerr != nil {
 			return jr, fmt.Errorf("%w; undoing: %v (the journal in %s says what is left)", err, uerr, dir)
 		}
@@ -60,6 +65,11 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 			jr.Files = append(jr.Files, fc)
 		}
 	}
+	var err error
+	if rec, err = record(dir, jr, p.Changes); err != nil {
+		return abort(err)
+	}
+	out.BackupN = rec.N
 	failpoint("after-backup")
 	// From here the journal says what to undo, and a guard outside this
 	// process undoes it if this process dies before it confirms.

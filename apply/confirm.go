@@ -34,11 +34,12 @@ func confirm(ctx context.Context, o Options, dir string, p *Plan, jr *Journal, r
 		if err := removeJournal(dir); err != nil {
 			return err
 		}
+		setOutcome(dir, out.BackupN, "applied")
 		if o.KeepBackups > 0 {
-			if pruned, err := Prune(p.ConfigFile, o.KeepBackups); err != nil {
+			if pruned, err := pruneRecords(dir, o.Setup.Root, o.KeepBackups); err != nil {
 				return err
-			} else if len(pruned) > 0 {
-				o.progress("removed %d old backups, keeping %d", len(pruned), o.KeepBackups)
+			} else if pruned > 0 {
+				o.progress("removed %d old backups, keeping %d", pruned, o.KeepBackups)
 			}
 		}
 		return nil
@@ -50,6 +51,7 @@ func confirm(ctx context.Context, o Options, dir string, p *Plan, jr *Journal, r
 	}
 	jr.settle()
 	out.RolledBack = true
+	setOutcome(dir, out.BackupN, "rolled back")
 	back := &Outcome{}
 	ok, why := w.restartAndWatch(ctx, p.old.Config, back)
 	out.Checks = append(out.Checks, back.Checks...)

@@ -45,7 +45,8 @@ type Options struct {
 	// KubeletLog is the kubelet's log file, read for the cause of a failure
 	// with Restart (under systemd its journal is read).
 	KubeletLog string
-	// KeepBackups is how many backups of the config file to keep (0: all).
+	// KeepBackups is how many backup records to keep (0: all); pruning
+	// removes only kubeletcfg's own records and the dated copies they made.
 	KeepBackups int
 	// Configz, when set, reads the restarted kubelet's /configz: once it is
 	// stable it must serve the intended configuration.
@@ -88,9 +89,12 @@ type Outcome struct {
 	Changes    []diff.Change `json:"changes"`
 	ConfigFile string        `json:"configFile"`
 	Backup     string        `json:"backup,omitempty"`
-	Applied    bool          `json:"applied"`
-	RolledBack bool          `json:"rolledBack"`
-	Cause      string        `json:"cause,omitempty"`
+	// BackupN is the record of the old files in the state directory
+	// (kubeletcfg backups, rollback --to N).
+	BackupN    int    `json:"backupN,omitempty"`
+	Applied    bool   `json:"applied"`
+	RolledBack bool   `json:"rolledBack"`
+	Cause      string `json:"cause,omitempty"`
 	// HealthyAfter is the time from the restart to the healthy verdict
 	// (stability window excluded).
 	HealthyAfter time.Duration `json:"healthyAfterNs,omitempty"`

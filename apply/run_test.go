@@ -622,3 +622,44 @@ func TestHealthProbe(t *testing.T) {
 		t.Errorf("refused credentials: %v %s %v; want the healthz port, said once", ok, where, said)
 	}
 }
+
+// Every apply keeps a numbered record of the old files; pruning removes
+// old records and the dated copies they made, never a copy made by hand.
+func TestRecordsAndPrune(t *testing.T) {
+	n := newNode(t, nil)
+	handMade := n.config + ".bak.2026-11-01"
+	os.WriteFile(handMade, []byte("by hand"), 0o600)
+	n.opts.KeepBackups = 2
+	var outs []*Outcome
+	for _, pods := range []string{"101", "102", "103"} {
+		out, err := n.apply(t, "maxPods: "+pods+"\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, out)
+		n.clock.Sleep(context.Background(), 24*time.Hour) // a dated copy a day
+	}
+	recs, err := Records(n.state)
+	if err != nil || len(recs) != 2 || recs[0].N != 2 || recs[1].N != 3 {
+		t.Fatalf("records %+v, %v; want 2 and 3", recs, err)
+	}
+	if recs[1].Outcome != "applied" || recs[1].ApplyID != outs[2].ID || recs[1].Who == "" ||
+		strings.Join(recs[1].Changes, ",") != "maxPods: 102 -> 103" {
+		t.Errorf("record 3: %+v", recs[1])
+	}
+	if b, err := RecordedContent(n.state, 2, n.config); err != nil || string(b) != baseConfig+"maxPods: 101\n" {
+		t.Errorf("record 2 holds %q, %v", b, err)
+	}
+	if b, err := RecordedContent(n.state, 0, n.config); err != nil || string(b) != baseConfig+"maxPods: 102\n" {
+		t.Errorf("the newest record holds %q, %v", b, err)
+	}
+	if _, err := os.Stat(handMade); err != nil {
+		t.Error("pruning removed a copy made by hand")
+	}
+	if _, err := os.Stat(outs[0].Backup); err == nil {
+		t.Errorf("the dated copy of the pruned record 1 (%s) stays", outs[0].Backup)
+	}
+	if _, err := os.Stat(outs[1].Backup); err != nil {
+		t.Errorf("the dated copy of record 2: %v", err)
+	}
+}
