@@ -53,6 +53,9 @@ func confirm(ctx context.Context, o Options, dir string, p *Plan, jr *Journal, r
 	out.RolledBack = true
 	setOutcome(dir, out.BackupN, "rolled back")
 	back := &Outcome{}
+	// The old configuration ran before: its watch proves the restart took,
+	// and does not keep the node from service for a full window.
+	w.StableFor = min(w.StableFor, rollbackStableFor)
 	ok, why := w.restartAndWatch(ctx, p.old.Config, back)
 	out.Checks = append(out.Checks, back.Checks...)
 	if err := removeJournal(dir); err != nil {
@@ -63,6 +66,9 @@ func confirm(ctx context.Context, o Options, dir string, p *Plan, jr *Journal, r
 	}
 	return fmt.Errorf("%w: %s", ErrRolledBack, cause)
 }
+
+// rollbackStableFor caps the stability window of a rollback's watch.
+const rollbackStableFor = 2 * time.Second
 
 // watch restarts the kubelet and judges it.
 type watch struct {

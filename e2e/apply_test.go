@@ -203,16 +203,15 @@ func TestApply(t *testing.T) {
 		t.Errorf("after the deadline /configz maxPods = %v, want 111", got)
 	}
 
-	// backups lists what the applies kept; rollback --to puts the first back.
-	out2, err := exec.Command(bin, append([]string{"backups", "--kubelet-version", minor, "--"}, args...)...).CombinedOutput()
-	if err != nil || strings.Count(string(out2), ".bak.") != 7 {
-		t.Fatalf("backups: %v, want seven listed\n%s", err, out2)
+	// backups lists what the applies kept; rollback --to 1 puts the first back.
+	out2, err := exec.Command(bin, "backups", "--state-dir", filepath.Join(dir, "state")).CombinedOutput()
+	if err != nil || strings.Count(string(out2), ".bak.") != 7 || !strings.HasPrefix(string(out2), "1\t") {
+		t.Fatalf("backups: %v, want seven records listed\n%s", err, out2)
 	}
-	first := strings.Fields(strings.Split(strings.TrimSpace(string(out2)), "\n")[0])[0]
-	out2, err = exec.Command(bin, append([]string{"rollback", "--node", host, "--to", first, "--kubelet-version", minor,
+	out2, err = exec.Command(bin, append([]string{"rollback", "--node", host, "--to", "1", "--kubelet-version", minor,
 		"--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("rollback --to %s: %v\n%s", first, err, out2)
+		t.Fatalf("rollback --to 1: %v\n%s", err, out2)
 	}
 	if got := configzMaxPods(t); got != 100 {
 		t.Errorf("after rollback to the first backup /configz maxPods = %v, want 100", got)
