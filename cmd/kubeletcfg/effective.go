@@ -11,6 +11,8 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type effectiveFlags struct {
@@ -65,8 +67,9 @@ systemd does (under --root for an offline node image).`,
 				kargs = append(kargs, "--config-dir="+f.configDir)
 			}
 			opts := dropins.Options{Version: v, Args: kargs, Root: f.root}
+			var k *node.Kubelet
 			if len(kargs) == 0 {
-				k, err := f.commandLine(f.root, s)
+				k, err = f.commandLine(f.root, s)
 				if err != nil {
 					return err
 				}
@@ -76,10 +79,8 @@ systemd does (under --root for an offline node image).`,
 			if err != nil {
 				return err
 			}
-			for _, w := range res.Warnings {
-				fmt.Fprintf(s.ErrOut, "warning: %s\n", w)
-			}
-			return printEffective(s, res, f.showOrigin, f.output)
+			warning.Print(s.ErrOut, allWarnings(nil, res.Warnings))
+			return printEffective(s, res, f.showOrigin, f.output, allWarnings(k, res.Warnings))
 		},
 	}
 	f.versionFlags.bind(cmd.Flags())
@@ -91,7 +92,7 @@ systemd does (under --root for an offline node image).`,
 	return cmd
 }
 
-func printEffective(s streams, res *dropins.Result, showOrigin bool, output string) error {
+func printEffective(s streams, res *dropins.Result, showOrigin bool, output string, warnings []warning.Warning) error {
 	var remaining []string
 	for _, o := range res.Flags {
 		remaining = append(remaining, "--"+o.Flag.Name+"="+o.Value)
@@ -106,7 +107,7 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 			for _, e := range entries {
 				m[e.Path] = e
 			}
-			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": m, "flags": nonNil(remaining)})
+			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": m, "flags": nonNil(remaining), "warnings": warnings})
 		}
 		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s, field: value  # origin\n", res.Version.Minor)
 		for _, e := range entries {
@@ -126,7 +127,7 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 			return err
 		}
 		if output == "json" {
-			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": json.RawMessage(raw), "flags": nonNil(remaining)})
+			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": json.RawMessage(raw), "flags": nonNil(remaining), "warnings": warnings})
 		}
 		out, err := config.Render(raw, "yaml")
 		if err != nil {

@@ -163,7 +163,7 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 			args: []string{"diff", "--kubelet-version", "1.31", "--live", "--kubeconfig", filepath.Join(dir, "no-kubeconfig"), "--node", "n", gx}, code: 2, contains: filepath.Join(dir, "no-kubeconfig")},
 		{name: "--config given twice",
 			args: []string{"effective", "--kubelet-version", "1.31", "--config", gx, "--", "--config=" + gx}, code: 2},
-		{name: "a huge file", args: []string{"validate", "--kubelet-version", "1.31", big}, code: 1, contains: "kubeletcfg reads at most"},
+		{name: "a huge file is kubeletcfg's refusal", args: []string{"validate", "--kubelet-version", "1.31", big}, code: 2, contains: "kubeletcfg's limit, not the kubelet's"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
