@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"reflect"
 	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
@@ -243,6 +244,16 @@ func render(x any) string {
 	if x == nil {
 		return "(unset)"
 	}
+	switch v := reflect.ValueOf(x); v.Kind() {
+	case reflect.String, reflect.Slice, reflect.Map:
+		if v.Len() == 0 {
+			return "(unset)"
+		}
+	case reflect.Pointer:
+		if v.IsNil() {
+			return "(unset)"
+		}
+	}
 	b, _ := json.Marshal(x)
 	return string(b)
 }
@@ -273,35 +284,42 @@ func originString(o dropins.Origin, v *schema.Version) string {
 	return o.String()
 }
 
-// remedy words the change that applies fixes, from where the values come
-// from now: a flag must go (it overrides every file), a drop-in must change
-// (it overrides the config file), else the config file.
+// remedy words the change that applies fixes.
 func (s *state) remedy(fixes []Fix) string {
 	var parts []string
 	for _, f := range fixes {
-		set := fmt.Sprintf("%s: %s", f.Field, render(f.Value))
-		if s.eff == nil {
-			parts = append(parts, "set "+set)
-			continue
-		}
-		o := s.eff.Origins[f.Field]
-		flag := "--" + flagFor(s.v, f.Field)
-		switch o.Kind {
-		case "flag":
-			from := ""
-			if o.From != "" {
-				from = " from " + o.From
-			}
-			parts = append(parts, fmt.Sprintf("remove %s%s (a flag overrides the config file) and set %s in %s", flag, from, set, s.configName()))
-		case "dropin":
-			parts = append(parts, fmt.Sprintf("set %s in the drop-in %s, which overrides the config file (kubeletcfg apply --dropin %s=FILE)", set, nodeName(s.opts, o.File), path.Base(o.File)))
-		case "flags-default":
-			parts = append(parts, fmt.Sprintf("set %s in a --config file (kubeletcfg migrate --secure writes one), or add %s=%s", set, flag, flagValue(f.Value)))
-		default:
-			parts = append(parts, fmt.Sprintf("set %s in %s (kubeletcfg audit --fix-to FILE, then kubeletcfg apply -f FILE)", set, s.configName()))
-		}
+		parts = append(parts, s.advise(f.Field, fmt.Sprintf("%s: %s", f.Field, render(f.Value)), flagValue(f.Value)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// advise words where to make a field's change ("set" what), from where its
+// value comes from now: a flag must go (it overrides every file), a drop-in
+// must change (it overrides the config file), else the config file; value
+// is the flag's value for a kubelet without a config file ("" for none).
+func (s *state) advise(field, what, value string) string {
+	set := "set " + what
+	if s.eff == nil {
+		return set
+	}
+	o := s.eff.Origins[field]
+	flag := "--" + flagFor(s.v, field)
+	switch o.Kind {
+	case "flag":
+		from := ""
+		if o.From != "" {
+			from = " from " + o.From
+		}
+		return fmt.Sprintf("remove %s%s (a flag overrides the config file) and %s in %s", flag, from, set, s.configName())
+	case "dropin":
+		return fmt.Sprintf("%s in the drop-in %s, which overrides the config file (kubeletcfg apply --dropin %s=FILE)", set, nodeName(s.opts, o.File), path.Base(o.File))
+	case "flags-default":
+		if value == "" {
+			return fmt.Sprintf("%s in a --config file (kubeletcfg migrate --secure writes one)", set)
+		}
+		return fmt.Sprintf("%s in a --config file (kubeletcfg migrate --secure writes one), or add %s=%s", set, flag, value)
+	}
+	return fmt.Sprintf("%s in %s (kubeletcfg audit --fix-to FILE, then kubeletcfg apply -f FILE)", set, s.configName())
 }
 
 func (s *state) configName() string {

@@ -96,7 +96,7 @@ var kubeletChecks = []*check{
 		rule: func(s *state) outcome {
 			ca := s.cfg.Authentication.X509.ClientCAFile
 			if ca == "" {
-				return outcome{status: Fail, remedy: "set authentication.x509.clientCAFile to the cluster's CA bundle (kubeadm: /etc/kubernetes/pki/ca.crt) in " + s.configName()}
+				return outcome{status: Fail, remedy: s.advise("authentication.x509.clientCAFile", "authentication.x509.clientCAFile to the cluster's CA bundle (kubeadm: /etc/kubernetes/pki/ca.crt)", "")}
 			}
 			if s.eff != nil {
 				if _, _, err := statNode(s.opts.Setup.Root, ca); err != nil {
@@ -174,7 +174,7 @@ var kubeletChecks = []*check{
 				return outcome{status: Pass, value: value, detail: "serverTLSBootstrap: the serving certificate is signed through the API server and written to --cert-dir"}
 			}
 			return outcome{status: Fail, value: value, detail: "the kubelet serves a self-signed certificate it writes to --cert-dir",
-				remedy: "set tlsCertFile and tlsPrivateKeyFile to a serving certificate signed by the cluster, or serverTLSBootstrap: true (with a CSR approver) in " + s.configName()}
+				remedy: s.advise("tlsCertFile", "tlsCertFile and tlsPrivateKeyFile to a serving certificate signed by the cluster, or serverTLSBootstrap: true (with a CSR approver)", "")}
 		}},
 	{id: "4.2.10", section: SectionCIS, benchmarks: fromCIS19, onConfig: true,
 		title: "Ensure that the --rotate-certificates argument is not set to false (Automated)",
@@ -197,7 +197,7 @@ var kubeletChecks = []*check{
 			}
 			if !s.cfg.ServerTLSBootstrap {
 				return outcome{status: Warn, value: value, detail: "serverTLSBootstrap is false, so the gate rotates nothing: the serving certificate is not requested from the API server",
-					remedy: "set serverTLSBootstrap: true in " + s.configName() + " once the cluster approves kubelet serving CSRs"}
+					remedy: s.advise("serverTLSBootstrap", "serverTLSBootstrap: true once the cluster approves kubelet serving CSRs", "")}
 			}
 			return outcome{status: Pass, value: value}
 		}},
@@ -232,7 +232,7 @@ var kubeletChecks = []*check{
 				return pass()
 			}
 			return outcome{status: Fail, detail: "no limit",
-				remedy: "set podPidsLimit to what the node's largest pod needs (e.g. 4096) in " + s.configName()}
+				remedy: s.advise("podPidsLimit", "podPidsLimit to what the node's largest pod needs (e.g. 4096)", "")}
 		}},
 	{id: "4.2.14", section: SectionCIS, benchmarks: fromCIS111, onConfig: true,
 		title: "Ensure that the --seccomp-default parameter is set to true (Manual)",

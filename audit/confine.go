@@ -34,11 +34,11 @@ func confine(opts dropins.Options) error {
 		files = append(files, tree...)
 	}
 	for _, f := range files {
-		if f.err != nil {
-			continue // the layering names it
-		}
 		if f.resolved != "" && opts.Root != "" {
 			return fmt.Errorf("%s is a symbolic link to %s: under --root the kubelet's config files are read only when no link leads to them (a link could lead out of %s)", f.path, f.resolved, filepath.Clean(opts.Root))
+		}
+		if f.err != nil {
+			continue // the layering names it
 		}
 		if !f.dir && !f.regular {
 			return fmt.Errorf("%s: not a regular file", f.path)

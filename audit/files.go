@@ -38,12 +38,12 @@ func statNode(root, p string) (string, fs.FileInfo, error) {
 func lookFile(root, p string) nodeFile {
 	f := nodeFile{path: p}
 	res, fi, err := statNode(root, p)
+	if res != "" && res != path.Clean(p) {
+		f.resolved = res
+	}
 	if err != nil {
 		f.err = err
 		return f
-	}
-	if res != path.Clean(p) {
-		f.resolved = res
 	}
 	f.mode, f.dir, f.regular, f.size = fi.Mode().Perm(), fi.IsDir(), fi.Mode().IsRegular(), fi.Size()
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

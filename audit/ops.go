@@ -83,13 +83,13 @@ var opsChecks = []*check{
 			mem, ok := hard["memory.available"]
 			if !ok || isZeroThreshold(mem) {
 				return outcome{status: Fail, detail: "no memory.available threshold",
-					remedy: fmt.Sprintf("add memory.available (e.g. 100Mi or more) to evictionHard in %s", s.configName())}
+					remedy: s.advise("evictionHard", "evictionHard with memory.available (e.g. 100Mi or more)", "")}
 			}
 			reserved := memQuantity(s.cfg.KubeReserved["memory"])
 			reserved.Add(memQuantity(s.cfg.SystemReserved["memory"]))
 			if reserved.IsZero() {
 				return outcome{status: Warn, detail: fmt.Sprintf("memory.available<%s and no kubeReserved or systemReserved memory: allocatable is capacity minus %s, so pods can take what the kubelet and system daemons need", mem, mem),
-					remedy: fmt.Sprintf("set kubeReserved.memory and systemReserved.memory (e.g. 256Mi and 512Mi) in %s", s.configName())}
+					remedy: s.advise("kubeReserved", "kubeReserved.memory and systemReserved.memory (e.g. 256Mi and 512Mi)", "")}
 			}
 			return outcome{status: Pass, detail: fmt.Sprintf("memory.available<%s, %s memory reserved", mem, reserved.String())}
 		}},
@@ -116,8 +116,8 @@ var opsChecks = []*check{
 			return outcome{status: Pass, detail: detail}
 		}},
 	{id: "ops.imagegc", section: SectionOps,
-		title:  "Image garbage collection runs before the image filesystem is evicted",
-		reason: "with the thresholds inverted or above the eviction threshold, the kubelet evicts pods for disk space that image garbage collection would have freed",
+		title:  "Image garbage collection thresholds are ordered and reachable",
+		reason: "with the thresholds inverted the kubelet does not start, and with the high threshold at 100% unused images are removed only under eviction pressure",
 		field:  "imageGCHighThresholdPercent",
 		rule: func(s *state) outcome {
 			high, low := deref(s.cfg.ImageGCHighThresholdPercent), deref(s.cfg.ImageGCLowThresholdPercent)
@@ -129,10 +129,6 @@ var opsChecks = []*check{
 			case high >= 100:
 				return outcome{status: Warn, value: value, detail: "imageGCHighThresholdPercent 100: image garbage collection never starts",
 					fixes: []Fix{{"imageGCHighThresholdPercent", 85}}}
-			}
-			if p, ok := percent(s.cfg.EvictionHard["imagefs.available"]); ok && 100-p <= float64(high) {
-				return outcome{status: Warn, value: value, detail: fmt.Sprintf("imagefs.available<%s evicts at %.0f%% used, before garbage collection starts at %d%%", s.cfg.EvictionHard["imagefs.available"], 100-p, high),
-					remedy: fmt.Sprintf("set imageGCHighThresholdPercent below %.0f in %s", 100-p, s.configName())}
 			}
 			return outcome{status: Pass, value: value}
 		}},
@@ -154,7 +150,7 @@ var opsChecks = []*check{
 			}
 			if behavior == "LimitedSwap" {
 				return outcome{status: Warn, value: value, detail: "Burstable pods may swap, in proportion to their memory requests",
-					remedy: fmt.Sprintf("set memorySwap.swapBehavior: NoSwap in %s unless swapping pods is intended", s.configName())}
+					remedy: s.advise("memorySwap.swapBehavior", "memorySwap.swapBehavior: NoSwap unless swapping pods is intended", "")}
 			}
 			return outcome{status: Pass, value: value, detail: "the kubelet starts on a node with swap; pods do not swap"}
 		}},
