@@ -304,6 +304,9 @@ func (s *state) advise(field, what, value string) string {
 	}
 	o := s.eff.Origins[field]
 	flag := "--" + flagFor(s.v, field)
+	if _, ok := s.v.FlagForField(field); !ok {
+		value = "" // only the config file sets it
+	}
 	switch o.Kind {
 	case "flag":
 		from := ""

@@ -197,7 +197,7 @@ var kubeletChecks = []*check{
 			}
 			if !s.cfg.ServerTLSBootstrap {
 				return outcome{status: Warn, value: value, detail: "serverTLSBootstrap is false, so the gate rotates nothing: the serving certificate is not requested from the API server",
-					remedy: s.advise("serverTLSBootstrap", "serverTLSBootstrap: true once the cluster approves kubelet serving CSRs", "")}
+					remedy: s.advise("serverTLSBootstrap", "serverTLSBootstrap: true (with a CSR approver for kubelet serving certificates)", "")}
 			}
 			return outcome{status: Pass, value: value}
 		}},

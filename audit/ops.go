@@ -150,7 +150,7 @@ var opsChecks = []*check{
 			}
 			if behavior == "LimitedSwap" {
 				return outcome{status: Warn, value: value, detail: "Burstable pods may swap, in proportion to their memory requests",
-					remedy: s.advise("memorySwap.swapBehavior", "memorySwap.swapBehavior: NoSwap unless swapping pods is intended", "")}
+					remedy: s.advise("memorySwap.swapBehavior", "memorySwap.swapBehavior: NoSwap (unless swapping pods is intended)", "")}
 			}
 			return outcome{status: Pass, value: value, detail: "the kubelet starts on a node with swap; pods do not swap"}
 		}},
