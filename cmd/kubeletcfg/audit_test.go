@@ -91,3 +91,38 @@ func TestAuditFixTo(t *testing.T) {
 		t.Errorf("overwrote %s", fixed)
 	}
 }
+
+const legacySample = "../../testdata/nodes/legacy-1.31"
+
+// migrate names the CIS checks the legacy defaults it writes out fail, and
+// --secure writes the secure values instead; the audit of the result agrees.
+func TestMigrateSecure(t *testing.T) {
+	code, out, errOut := runCLI(t, "migrate", "--kubelet-version", "1.31", "--root", legacySample)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"fails CIS 4.2.1", "fails CIS 4.2.2", "fails CIS 4.2.4", "enabled: true", "mode: AlwaysAllow", "readOnlyPort: 10255"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("migrate lacks %q:\n%s", want, out)
+		}
+	}
+	dir := t.TempDir()
+	code, out, errOut = runCLI(t, "migrate", "--secure", "--kubelet-version", "1.31", "--root", legacySample, "--output-dir", dir)
+	if code != 0 {
+		t.Fatalf("--secure: exit %d\n%s%s", code, out, errOut)
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "report.txt"))
+	if strings.Contains(string(report), "kept as authentication.anonymous.enabled") || !strings.Contains(string(report), "secure: authentication.anonymous.enabled: false") {
+		t.Errorf("report:\n%s", report)
+	}
+	code, out, _ = runCLI(t, "audit", "--kubelet-version", "1.31", "--section", "cis", "--", "--config="+filepath.Join(dir, "config.yaml"))
+	for _, id := range []string{"4.2.1", "4.2.2", "4.2.4"} {
+		if !strings.Contains(out, "PASS   "+id+" ") {
+			t.Errorf("after migrate --secure, %s does not pass (exit %d):\n%s\n%s", id, code, out, cfg)
+		}
+	}
+}
