@@ -126,3 +126,39 @@ func TestMigrateSecure(t *testing.T) {
 		}
 	}
 }
+
+// diff names the CIS checks a change breaks, and only those.
+func TestDiffBreaks(t *testing.T) {
+	cur := sample + "/var/lib/kubelet/config.yaml"
+	data, err := os.ReadFile(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(t.TempDir(), "open.yaml")
+	doc := strings.Replace(strings.Replace(string(data), "mode: Webhook", "mode: AlwaysAllow", 1), "maxPods: 110", "maxPods: 120\nreadOnlyPort: 10255", 1)
+	if err := os.WriteFile(open, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, "diff", "--kubelet-version", "1.31", open, "--against", cur, "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var res struct {
+		Breaks []struct{ ID string } `json:"breaks"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, b := range res.Breaks {
+		ids = append(ids, b.ID)
+	}
+	if strings.Join(ids, " ") != "4.2.2 4.2.4" {
+		t.Errorf("breaks %v, want 4.2.2 4.2.4", ids)
+	}
+	// Back again breaks nothing.
+	_, out, _ = runCLI(t, "diff", "--kubelet-version", "1.31", cur, "--against", open)
+	if strings.Contains(out, "breaks CIS") {
+		t.Errorf("fixing breaks something:\n%s", out)
+	}
+}
