@@ -2,6 +2,7 @@
 GO      ?= go
 BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
+LEGACY_NODE := testdata/nodes/legacy-1.31
 
 .PHONY: all build test vet demo schema fuzz bench clean e2e kubelet apiserver
 
@@ -21,7 +22,8 @@ test: vet
 # offline node image): its kubelet.service, kubeadm drop-in, kubeadm-flags.env
 # and /etc/default/kubelet are read as systemd reads them. Validate the config
 # file, show what the kubelet really runs and where each value comes from,
-# migrate the flags into the file, and diff a proposed change.
+# migrate the flags into the file, audit it (and a flags-only node, before and
+# after migration, with and without --secure), and diff a proposed change.
 demo: build
 	@echo "== kubeletcfg validate --kubelet-version 1.31 $(SAMPLE)/var/lib/kubelet/config.yaml"
 	@$(BIN) validate --kubelet-version 1.31 $(SAMPLE)/var/lib/kubelet/config.yaml
@@ -35,6 +37,11 @@ demo: build
 	@echo "== kubeletcfg migrate --kubelet-version 1.31 --root $(SAMPLE)"
 	@$(BIN) migrate --kubelet-version 1.31 --root $(SAMPLE)
 	@echo
+	@echo "== kubeletcfg audit --kubelet-version 1.31 --root $(SAMPLE)   (CIS 4.1/4.2 and operational rules; exit 1: failures)"
+	@$(BIN) audit --kubelet-version 1.31 --root $(SAMPLE) || test $$? -eq 1
+	@echo
+	@hack/audit-demo.sh $(BIN) $(SAMPLE) 1.31
+	@hack/audit-demo.sh $(BIN) $(LEGACY_NODE) 1.31
 	@echo "== kubeletcfg diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml   (exit 1: changes)"
 	@$(BIN) diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml || test $$? -eq 1
 	@echo
