@@ -2,7 +2,9 @@ package dropins
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -90,8 +92,22 @@ type Result struct {
 
 // Effective layers a setup as its kubelet version does: defaults (or the
 // flags-only baseline), the --config file, the drop-ins, then the command
-// line again on top.
+// line again on top. When the kubelet would refuse the setup on the way, the
+// error is a *Refused with its reason; a file kubeletcfg cannot read is an
+// I/O error. Effective does not validate the result: Verdict does.
 func Effective(opts Options) (*Result, error) {
+	res, err := layer(opts)
+	if err != nil {
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			return nil, err
+		}
+		return nil, &Refused{Version: opts.Version.Minor, Reasons: []string{err.Error()}}
+	}
+	return res, nil
+}
+
+func layer(opts Options) (*Result, error) {
 	v := opts.Version
 	cl, err := flags.Parse(opts.Args, v)
 	if err != nil {
@@ -108,7 +124,7 @@ func Effective(opts Options) (*Result, error) {
 	if _, err := cl.Apply(flagGates); err != nil {
 		return nil, err
 	}
-	if err := gateError(v, flagGates, "failed to set feature gates from initial flags-based config"); err != nil {
+	if err := gateError(v, flagGates.FeatureGates, "failed to set feature gates from initial flags-based config"); err != nil {
 		return nil, err
 	}
 
@@ -135,7 +151,9 @@ func Effective(opts Options) (*Result, error) {
 			res.defaultEviction = doc != nil && doc.Config.EvictionHard == nil
 		}
 		if v.DefaultingChecksGates() && opts.Base == nil {
-			if err := gateError(v, cfg, "failed to load kubelet config file: the kubelet panics while defaulting"); err != nil {
+			// Its defaulting sets the file's gates over a copy of those the
+			// command line set.
+			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to load kubelet config file: the kubelet panics while defaulting"); err != nil {
 				return nil, err
 			}
 		}
@@ -158,7 +176,7 @@ func Effective(opts Options) (*Result, error) {
 			return nil, fmt.Errorf("failed to merge kubelet configs: %w", err)
 		}
 		if v.DefaultingChecksGates() && v.DropinMerge() == schema.VersionedMergePatch && opts.Base == nil {
-			if err := gateError(v, cfg, "failed to merge kubelet configs: the kubelet panics while defaulting the merged drop-ins"); err != nil {
+			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to merge kubelet configs: the kubelet panics while defaulting the merged drop-ins"); err != nil {
 				return nil, err
 			}
 		}
@@ -177,7 +195,7 @@ func Effective(opts Options) (*Result, error) {
 		warnShadowedGates(res, before, cl, doc)
 		markFlags(origins, set, cl, opts.ArgSources)
 		if opts.Base == nil {
-			if err := gateError(v, cfg, "failed to set feature gates from initial flags-based config"); err != nil {
+			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to set feature gates from initial flags-based config"); err != nil {
 				return nil, err
 			}
 		}
@@ -233,12 +251,25 @@ func deprecations(cl *flags.CommandLine) []string {
 	return out
 }
 
-// gateError is the kubelet's refusal of the feature gates of cfg, if any.
-func gateError(v *schema.Version, cfg *v1beta1.KubeletConfiguration, what string) error {
-	if errs := v.CheckGates(cfg.FeatureGates); len(errs) > 0 {
+// gateError is the kubelet's refusal of the feature gate settings, if any.
+func gateError(v *schema.Version, set map[string]bool, what string) error {
+	if errs := v.SetGates(set); len(errs) > 0 {
 		return fmt.Errorf("%s: %s", what, strings.Join(errs, ", "))
 	}
 	return nil
+}
+
+// overlay is base with top's settings over it: the kubelet's feature gate
+// keeps every setting it was given, and a later one wins.
+func overlay(base, top map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(base)+len(top))
+	for k, on := range base {
+		out[k] = on
+	}
+	for k, on := range top {
+		out[k] = on
+	}
+	return out
 }
 
 // onDisk is where a path the kubelet names is read: relative to its working
@@ -370,6 +401,10 @@ func warnDropin(res *Result, d *Dropin, v *schema.Version) {
 		return
 	}
 	for _, p := range d.Doc.Problems {
+		if lenient, ok := LenientDuplicate(p, v); ok {
+			res.Warnings = append(res.Warnings, lenient.Error())
+			continue
+		}
 		res.Warnings = append(res.Warnings, p.Error()+" (the kubelet drops it)")
 	}
 	for _, pf := range v.PathFields() {

@@ -367,6 +367,33 @@ func (v *Version) CheckGates(set map[string]bool) []string {
 	return errs
 }
 
+// SetGates is the verdict of the kubelet's feature gate on taking the
+// settings in set all at once (featuregate's SetFromMap): the errors of
+// CheckGates, else, where the version records dependencies, every enabled
+// gate whose dependencies are not all enabled.
+func (v *Version) SetGates(set map[string]bool) []string {
+	if errs := v.CheckGates(set); len(errs) > 0 {
+		return errs
+	}
+	var errs []string
+	for _, g := range v.Gates() {
+		if len(g.DependsOn) == 0 || !v.GateEnabled(g.Name, set) {
+			continue
+		}
+		var disabled []string
+		for _, dep := range g.DependsOn {
+			if !v.GateEnabled(dep, set) {
+				disabled = append(disabled, dep)
+			}
+		}
+		if len(disabled) > 0 {
+			errs = append(errs, fmt.Sprintf("%s is enabled, but depends on features that are disabled: %v", g.Name, disabled))
+		}
+	}
+	sort.Strings(errs)
+	return errs
+}
+
 // DefaultingChecksGates reports whether this version's defaulting takes the
 // config's feature gates itself: then a bad gate makes the kubelet panic while
 // loading its config file instead of failing with an error.
