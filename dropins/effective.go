@@ -37,6 +37,19 @@ type Options struct {
 	// Base, when set, stands for the --config file as loaded (decoded and
 	// defaulted); its feature gates are not checked (the caller does).
 	Base *v1beta1.KubeletConfiguration
+	// DropGate, when set, names feature gates to leave out wherever the
+	// setup sets them, as if never written (migrate's gates the version no
+	// longer has); Result.DroppedGates lists what was left out.
+	DropGate func(name string) bool
+}
+
+// DroppedGate is a feature gate setting left out (Options.DropGate).
+type DroppedGate struct {
+	Name  string
+	Value bool
+	// Where is the setting: "--feature-gates", the config file, the
+	// drop-in directory.
+	Where string
 }
 
 // Origin says where a value came from.
@@ -85,6 +98,8 @@ type Result struct {
 	ConfigDir  string
 	Dropins    []string
 	Warnings   []string
+	// DroppedGates are the gate settings Options.DropGate left out.
+	DroppedGates []DroppedGate
 
 	defaultEviction bool      // the --config file set no evictionHard
 	dropins         []*Dropin // as read, for the origins of map keys
@@ -124,6 +139,7 @@ func layer(opts Options) (*Result, error) {
 	if _, err := cl.Apply(flagGates); err != nil {
 		return nil, err
 	}
+	dropGates(opts, res, flagGates, "--feature-gates")
 	if err := gateError(v, flagGates.FeatureGates, "failed to set feature gates from initial flags-based config"); err != nil {
 		return nil, err
 	}
@@ -137,6 +153,7 @@ func layer(opts Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		dropGates(opts, nil, cfg, "")
 		markFlags(origins, set, cl, opts.ArgSources)
 	} else {
 		path := onDisk(opts, res.ConfigFile)
@@ -150,6 +167,7 @@ func layer(opts Options) (*Result, error) {
 			doc, _ = config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
 			res.defaultEviction = doc != nil && doc.Config.EvictionHard == nil
 		}
+		dropGates(opts, res, cfg, path)
 		if v.DefaultingChecksGates() && opts.Base == nil {
 			// Its defaulting sets the file's gates over a copy of those the
 			// command line set.
@@ -175,6 +193,7 @@ func layer(opts Options) (*Result, error) {
 		if cfg, err = applyDropins(cfg, dir, v, res, origins, leaves); err != nil {
 			return nil, fmt.Errorf("failed to merge kubelet configs: %w", err)
 		}
+		dropGates(opts, res, cfg, dir)
 		if v.DefaultingChecksGates() && v.DropinMerge() == schema.VersionedMergePatch && opts.Base == nil {
 			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to merge kubelet configs: the kubelet panics while defaulting the merged drop-ins"); err != nil {
 				return nil, err
@@ -191,6 +210,7 @@ func layer(opts Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to precedence kubeletConfigFlag: %w", err)
 		}
+		dropGates(opts, nil, cfg, "")
 		warnShadowed(res, origins, set, before, cl)
 		warnShadowedGates(res, before, cl, doc)
 		markFlags(origins, set, cl, opts.ArgSources)
@@ -204,6 +224,23 @@ func layer(opts Options) (*Result, error) {
 	res.Origins = origins
 	attributeKeys(res, cl, opts.ArgSources, doc, res.dropins)
 	return res, nil
+}
+
+// dropGates leaves out of cfg the gates opts.DropGate names, and records
+// them in res (when not nil: a layer that brings new settings) as set where.
+func dropGates(opts Options, res *Result, cfg *v1beta1.KubeletConfiguration, where string) {
+	if opts.DropGate == nil {
+		return
+	}
+	for _, name := range sortedKeys(cfg.FeatureGates) {
+		if !opts.DropGate(name) {
+			continue
+		}
+		if res != nil {
+			res.DroppedGates = append(res.DroppedGates, DroppedGate{Name: name, Value: cfg.FeatureGates[name], Where: where})
+		}
+		delete(cfg.FeatureGates, name)
+	}
 }
 
 // applyResets sets the fields the kubelet resets when it registers its flags
@@ -650,4 +687,13 @@ func (r *Result) Running() *v1beta1.KubeletConfiguration {
 		out.TLSPrivateKeyFile = filepath.Join(certDir, "kubelet.key")
 	}
 	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

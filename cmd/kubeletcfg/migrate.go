@@ -105,7 +105,7 @@ func printMigration(s streams, res *migrate.Result) error {
 	}
 	fmt.Fprintf(s.Out, "# Remaining flags: %s\n", strings.Join(res.Flags, " "))
 	for _, r := range res.Removed {
-		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.Flag, r.Reason)
+		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.What(), r.Reason)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.Out, "# Warning: %s\n", w)
