@@ -45,8 +45,15 @@ type Result struct {
 	Warnings       []string                      `json:"warnings"`
 	Effective      *v1beta1.KubeletConfiguration `json:"-"`
 	Origins        map[string]dropins.Origin     `json:"-"`
-	version        *schema.Version
+	// DroppedGates are the gate settings left out, where the setup had them.
+	DroppedGates []dropins.DroppedGate `json:"-"`
+	version      *schema.Version
+	old          *dropins.Result
 }
+
+// Verdict is the kubelet's verdict on the migrated configuration (the old
+// setup's, which it equals): nil when the version starts with it.
+func (r *Result) Verdict() *dropins.Refused { return r.old.Verdict() }
 
 // Run migrates the old setup. The effective configuration of the new config
 // file plus the remaining flags equals that of the old setup (Verify checks).
@@ -70,7 +77,7 @@ func Run(opts Options) (*Result, error) {
 		removed = append(removed, removedGate(g, v))
 	}
 	res := &Result{KubeletVersion: v.Minor, Removed: removed, Warnings: notMigrated(old.Warnings),
-		Effective: old.Config, Origins: old.Origins, version: v}
+		Effective: old.Config, Origins: old.Origins, DroppedGates: old.DroppedGates, version: v, old: old}
 	if res.Removed == nil {
 		res.Removed = []Removed{}
 	}

@@ -36,7 +36,9 @@ flag defaults the old setup relied on (anonymous authentication, AlwaysAllow,
 read-only port 10255, no evictionHard) are written out and reported.
 
 Before printing, migrate lays the new setup the way the kubelet would and
-checks it gives the old effective configuration.`,
+checks it gives the old effective configuration. When the target kubelet
+would refuse to start with it (as with the old setup), migrate prints the
+migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 		Example: `  kubeletcfg migrate                       # the node's kubelet.service, drop-ins and env files
   kubeletcfg migrate --root /mnt/node-image --kubelet-version 1.31
   kubeletcfg migrate --from /var/lib/kubelet/kubeadm-flags.env --from /etc/default/kubelet
@@ -51,7 +53,7 @@ checks it gives the old effective configuration.`,
 				return err
 			}
 			opts := migrate.Options{ConfigPath: f.configPath, Options: dropins.Options{Version: v, Args: args, Root: f.root}}
-			if len(args) == 0 {
+			if len(args) == 0 && cmd.ArgsLenAtDash() < 0 {
 				k, err := f.commandLine(f.root, s)
 				if err != nil {
 					return err
@@ -60,7 +62,12 @@ checks it gives the old effective configuration.`,
 			}
 			res, err := migrate.Run(opts)
 			if err != nil {
-				return err
+				return refusal(s, err)
+			}
+			// The kubelet would refuse the old setup and its migration alike:
+			// nothing to write.
+			if r := res.Verdict(); r != nil && f.outputDir != "" {
+				return refusal(s, r)
 			}
 			if !f.noVerify {
 				dir, err := os.MkdirTemp("", "kubeletcfg-migrate")
@@ -84,9 +91,17 @@ checks it gives the old effective configuration.`,
 				return nil
 			}
 			if f.output == "json" {
-				return writeJSON(s, res)
+				err = writeJSON(s, res)
+			} else {
+				err = printMigration(s, res)
 			}
-			return printMigration(s, res)
+			if err != nil {
+				return err
+			}
+			if r := res.Verdict(); r != nil {
+				return refusal(s, r)
+			}
+			return nil
 		},
 	}
 	f.versionFlags.bind(cmd.Flags())
