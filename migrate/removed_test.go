@@ -31,8 +31,8 @@ func TestRemovedGatesAreLeftOut(t *testing.T) {
 		reasons[r.Gate] = r.Reason
 	}
 	want := map[string]string{
-		"CSIMigrationAWS=true (--feature-gates)":       "the last kubelet with it was 1.26.15, where it was GA and locked to true: dropping the setting changes nothing",
-		"CloudDualStackNodeIPs=true (--feature-gates)": "the last kubelet with it was 1.31, where it was GA and locked to true: dropping the setting changes nothing",
+		"CSIMigrationAWS=true (--feature-gates)":                                "the last kubelet with it was 1.26.15, where it was GA and locked to true: dropping the setting changes nothing",
+		"CloudDualStackNodeIPs=true (--feature-gates)":                          "the last kubelet with it was 1.31, where it was GA and locked to true: dropping the setting changes nothing",
 		"DynamicKubeletConfig=true (" + filepath.Join(dir, "config.yaml") + ")": "where it was DEPRECATED and false by default; this setup sets it to true: dropping the setting changes behaviour",
 	}
 	for gate, reason := range want {
