@@ -87,11 +87,11 @@ bench: build
 	  '$(BASELINE) scenario .'
 
 # Flags of kubelets older than the supported ones, read from their source, so
-# that migrate knows flags that went away before 1.28.
+# that migrate knows flags (and feature gates) that went away before 1.28.
 LEGACY := v1.27.16 v1.26.15 v1.25.16 v1.24.17 v1.23.17 v1.22.17 v1.21.14 v1.20.15 v1.19.16 v1.18.20 \
 	v1.17.17 v1.16.15 v1.15.12 v1.14.10 v1.13.12 v1.12.10 v1.11.10 v1.10.13 v1.9.11 v1.8.15 v1.6.13
 legacy-flags:
-	$(GO) run ./hack/legacyflags -out schema/data/legacy-flags.json $(LEGACY)
+	$(GO) run ./hack/legacyflags -out schema/data/legacy-flags.json -gates-out schema/data/legacy-gates.json $(LEGACY)
 
 # The real kubelet, built from k8s.io/kubernetes (~5 min cold, seconds warm),
 # and containerd from Debian: the end-to-end tests run kubeletcfg against them.
