@@ -11,8 +11,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
+	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
 // gracePeriods is kube-controller-manager's --node-monitor-grace-period
