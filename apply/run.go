@@ -78,6 +78,12 @@ type Outcome struct {
 	// HealthyAfter is the time from the restart to the healthy verdict
 	// (stability window excluded).
 	HealthyAfter time.Duration `json:"healthyAfterNs,omitempty"`
+	// KubeletVersion is the kubelet minor the change was judged for.
+	KubeletVersion string `json:"kubeletVersion"`
+	// Before and After are the effective configuration the kubelet runs
+	// now and would run with the change (v1beta1 JSON of that version).
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
 }
 
 // ErrRolledBack: the new configuration failed and the old one is back.
@@ -149,7 +155,13 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Changes: changes, ConfigFile: target}
+	out := &Outcome{Changes: changes, ConfigFile: target, KubeletVersion: v.Minor}
+	if out.Before, err = config.JSON(old.Config, v); err != nil {
+		return nil, err
+	}
+	if out.After, err = config.JSON(next.Config, v); err != nil {
+		return nil, err
+	}
 	if (len(changes) == 0 && len(o.Extra) == 0) || o.DryRun {
 		return out, nil
 	}
