@@ -84,6 +84,9 @@ type Outcome struct {
 	// now and would run with the change (v1beta1 JSON of that version).
 	Before json.RawMessage `json:"before,omitempty"`
 	After  json.RawMessage `json:"after,omitempty"`
+	// Writes are the files the change writes (or, in a dry run, would):
+	// none when the change is semantically empty.
+	Writes []string `json:"writes"`
 }
 
 // ErrRolledBack: the new configuration failed and the old one is back.
@@ -162,7 +165,14 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if out.After, err = config.JSON(next.Config, v); err != nil {
 		return nil, err
 	}
-	if (len(changes) == 0 && len(o.Extra) == 0) || o.DryRun {
+	if len(changes) == 0 && len(o.Extra) == 0 {
+		return out, nil
+	}
+	out.Writes = append(out.Writes, target)
+	for _, w := range o.Extra {
+		out.Writes = append(out.Writes, w.Path)
+	}
+	if o.DryRun {
 		return out, nil
 	}
 	var stateFiles []string

@@ -334,7 +334,8 @@ func TestEffectiveShowsKeyOrigins(t *testing.T) {
 // TestApplyJSONCarriesEffectiveConfigurations: apply -o json gives the
 // kubelet version it judged for and the effective configuration before and
 // after the change, defaults included (what a caller such as the Ansible
-// module shows as its diff), and a semantically equal file plans nothing.
+// module shows as its diff), the files it would write, and a semantically
+// equal file plans nothing.
 func TestApplyJSONCarriesEffectiveConfigurations(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
@@ -362,6 +363,9 @@ func TestApplyJSONCarriesEffectiveConfigurations(t *testing.T) {
 	if code != 1 || got["kubeletVersion"] != "1.31" {
 		t.Errorf("exit %d, kubeletVersion %v; want 1, 1.31", code, got["kubeletVersion"])
 	}
+	if w, _ := got["writes"].([]any); len(w) != 1 || w[0] != cfg {
+		t.Errorf("writes %v, want [%s]", got["writes"], cfg)
+	}
 	before, _ := got["before"].(map[string]any)
 	after, _ := got["after"].(map[string]any)
 	if before["maxPods"] != 100.0 || after["maxPods"] != 120.0 {
@@ -370,7 +374,7 @@ func TestApplyJSONCarriesEffectiveConfigurations(t *testing.T) {
 	if before["syncFrequency"] != "1m0s" || after["cgroupDriver"] != "cgroupfs" {
 		t.Errorf("before/after lack the defaults: syncFrequency %v, cgroupDriver %v", before["syncFrequency"], after["cgroupDriver"])
 	}
-	if code, got := plan(filepath.Join(dir, "same.yaml")); code != 0 || len(got["changes"].([]any)) != 0 {
-		t.Errorf("a semantically equal file: exit %d, changes %v; want 0 and none", code, got["changes"])
+	if code, got := plan(filepath.Join(dir, "same.yaml")); code != 0 || len(got["changes"].([]any)) != 0 || len(got["writes"].([]any)) != 0 {
+		t.Errorf("a semantically equal file: exit %d, changes %v, writes %v; want 0 and none", code, got["changes"], got["writes"])
 	}
 }
