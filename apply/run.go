@@ -463,7 +463,7 @@ func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfig
 		// healthz disabled: the process or unit must stay up for the window.
 		for stable := time.Now(); time.Since(stable) < o.StableFor; time.Sleep(100 * time.Millisecond) {
 			if gone, why := stateGone(ctx, r); gone {
-				return false, fmt.Sprintf("the kubelet %s %.2fs after the restart", why, time.Since(start).Seconds())
+				return false, goneCause(r, why, start)
 			}
 		}
 		return true, ""
@@ -473,11 +473,7 @@ func (o Options) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfig
 	healthySince := time.Time{}
 	for time.Now().Before(deadline) {
 		if gone, why := stateGone(ctx, r); gone {
-			msg := fmt.Sprintf("the kubelet %s %.2fs after the restart", why, time.Since(start).Seconds())
-			if cause := r.Cause(start.Add(-time.Second)); cause != "" {
-				msg += ": " + cause
-			}
-			return false, msg
+			return false, goneCause(r, why, start)
 		}
 		ok := healthz(ctx, client, url)
 		switch {
@@ -528,6 +524,15 @@ func (o Options) verifyConfigz(ctx context.Context, want *dropins.Result) string
 	}
 	o.progress("/configz serves the intended configuration")
 	return ""
+}
+
+// goneCause says that the kubelet went away, with its own last words.
+func goneCause(r restarter, why string, start time.Time) string {
+	msg := fmt.Sprintf("the kubelet %s %.2fs after the restart", why, time.Since(start).Seconds())
+	if cause := r.Cause(start.Add(-time.Second)); cause != "" {
+		msg += ": " + cause
+	}
+	return msg
 }
 
 func stateGone(ctx context.Context, r restarter) (bool, string) {
