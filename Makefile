@@ -53,6 +53,17 @@ ansible-core:
 ansible-test: ansible-core
 	$(GO) test -tags ansible -count=1 -v ./ansible/tests/
 
+# The rollout playbook in check and diff mode against the embedded sample node
+# (its node tree as --root): the classified changes and the before/after of
+# the effective configuration; nothing is written.
+ansible-demo: build ansible-core
+	ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/bin/collections ansible-galaxy collection install --force -p $(CURDIR)/bin/collections $(CURDIR)/ansible >/dev/null
+	ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/bin/collections ANSIBLE_NOCOWS=1 ansible-playbook --check --diff \
+	  -i node-1, -c local -e ansible_python_interpreter=/usr/bin/python3 \
+	  -e kubeletcfg_binary=$(CURDIR)/$(BIN) -e kubelet_root=$(CURDIR)/$(SAMPLE) -e kubelet_version=1.31 \
+	  -e kubelet_config_src=$(CURDIR)/$(SAMPLE)/new-config.yaml -e kubelet_nodes=all -e kubelet_drain=false \
+	  kubeletcfg.kubelet.rollout
+
 # Regenerate schema/data and testdata/reference from the kubelet's own code
 # (builds a generator per release in schema/releases.txt; ~5 min each cold).
 schema: legacy-flags

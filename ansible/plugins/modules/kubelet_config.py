@@ -403,6 +403,8 @@ def main():
     for c in out["changes"]:
         if "security" in c.get("classes", []):
             module.warn("security: %s %s -> %s changes the kubelet API's exposure" % (c["path"], json.dumps(c.get("old")), json.dumps(c.get("new"))))
+        if "drain" in c.get("classes", []) and module.check_mode and not p["drained"]:
+            module.warn("drain: the change of %s needs the node drained first (drained: true)" % c["path"])
 
     if module.check_mode:
         result["changed"] = len(out["writes"]) > 0
