@@ -25,7 +25,7 @@ type Env struct {
 }
 
 // Setup builds kubeletcfg and installs the collection with ansible-galaxy.
-func Setup(t *testing.T, repo, dir string) *Env {
+func Setup(t testing.TB, repo, dir string) *Env {
 	t.Helper()
 	for _, tool := range []string{"ansible-playbook", "ansible-galaxy", "ansible-doc"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -69,7 +69,7 @@ type Host struct {
 
 // Inventory writes an inventory of hosts in the group kubelet_nodes, all on
 // this machine, and returns its path.
-func (e *Env) Inventory(t *testing.T, hosts []Host) string {
+func (e *Env) Inventory(t testing.TB, hosts []Host) string {
 	t.Helper()
 	all := map[string]any{}
 	for _, h := range hosts {
@@ -110,7 +110,7 @@ type Run struct {
 
 // Playbook runs ansible-playbook (a file, or a collection's playbook by its
 // name) with extra variables and arguments.
-func (e *Env) Playbook(t *testing.T, inventory, playbook string, extra map[string]any, args ...string) *Run {
+func (e *Env) Playbook(t testing.TB, inventory, playbook string, extra map[string]any, args ...string) *Run {
 	t.Helper()
 	record, err := os.CreateTemp(e.Dir, "record-*.jsonl")
 	if err != nil {
@@ -164,7 +164,7 @@ func (r *Run) Of(host, task string) []Event {
 
 // One is the single event of a task on a host; the test fails if there is
 // not exactly one.
-func (r *Run) One(t *testing.T, host, task string) Event {
+func (r *Run) One(t testing.TB, host, task string) Event {
 	t.Helper()
 	evs := r.Of(host, task)
 	if len(evs) != 1 {
@@ -203,7 +203,7 @@ func (ev Event) String() string {
 // (which this machine's kubelet cannot run), one that logs the kubelet's
 // error and exits, as the real kubelet does. The host variables for the
 // rollout playbook are returned.
-func (e *Env) StandIn(t *testing.T, name, config string) map[string]any {
+func (e *Env) StandIn(t testing.TB, name, config string) map[string]any {
 	t.Helper()
 	root := filepath.Join(e.Dir, "nodes", name)
 	copyTree(t, filepath.Join(e.Repo, "testdata", "nodes", "kubeadm-1.31"), root)
@@ -251,7 +251,7 @@ echo $! > $root/kubelet.pid
 }
 
 // Restarts is how many times the stand-in kubelet of a tree was (re)started.
-func Restarts(t *testing.T, root string) int {
+func Restarts(t testing.TB, root string) int {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, "restarts"))
 	if err != nil {
@@ -260,7 +260,7 @@ func Restarts(t *testing.T, root string) int {
 	return strings.Count(string(b), "restart ")
 }
 
-func copyTree(t *testing.T, src, dst string) {
+func copyTree(t testing.TB, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -282,7 +282,7 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
