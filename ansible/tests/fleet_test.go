@@ -6,6 +6,7 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,4 +250,73 @@ func TestFleet(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestInstallRoleAndMissingBinary: the install role puts the binary from the
+// controller on the node, and the module uses it; without a binary, or with
+// one too old to speak JSON, the task fails saying how to install it.
+func TestInstallRoleAndMissingBinary(t *testing.T) {
+	e := harness.Setup(t, repo, t.TempDir())
+	if out, err := exec.Command("ansible-galaxy", "collection", "build", "--output-path", e.Dir, filepath.Join(repo, "ansible")).CombinedOutput(); err != nil {
+		t.Errorf("ansible-galaxy collection build: %v\n%s", err, out)
+	}
+	sample, err := os.ReadFile(filepath.Join(repo, "testdata/nodes/kubeadm-1.31/var/lib/kubelet/config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := e.StandIn(t, "node-1", string(sample))
+	installed := filepath.Join(e.Dir, "node-bin", "kubeletcfg")
+	old := filepath.Join(e.Dir, "old-kubeletcfg")
+	// A kubeletcfg from before apply spoke JSON, as cobra refuses the flag.
+	if err := os.WriteFile(old, []byte("#!/bin/sh\necho \"Error: unknown shorthand flag: 'o' in -o\" >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(installed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	inv := e.Inventory(t, []harness.Host{{Name: "node-1", Vars: vars}})
+	play := filepath.Join(e.Dir, "install.yml")
+	task := `
+      kubeletcfg.kubelet.kubelet_config:
+        config: {maxPods: 120}
+        root: "{{ kubelet_root }}"
+        kubelet_version: "1.31"
+        restart_command: "{{ kubelet_restart_command }}"
+        kubeletcfg_binary: %s
+      check_mode: true
+      ignore_errors: true`
+	if err := os.WriteFile(play, []byte(`- hosts: kubelet_nodes
+  gather_facts: false
+  tasks:
+    - name: Missing`+fmt.Sprintf(task, filepath.Join(e.Dir, "none"))+`
+    - name: Too old`+fmt.Sprintf(task, old)+`
+    - name: Install
+      ansible.builtin.include_role:
+        name: kubeletcfg.kubelet.install
+      vars:
+        kubeletcfg_src: `+e.Bin+`
+        kubeletcfg_dest: `+installed+`
+    - name: Installed`+fmt.Sprintf(task, installed)+`
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Playbook(t, inv, play, nil)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Output)
+	}
+	for _, c := range []struct{ task, want string }{
+		{"Missing", "is not an executable file"},
+		{"Too old", "too old for this collection"},
+	} {
+		ev := r.One(t, "node-1", c.task)
+		if ev.Status != "failed" || !strings.Contains(ev.Msg(), c.want) || !strings.Contains(ev.Msg(), "kubeletcfg.kubelet.install") {
+			t.Errorf("%s: want failed with %q and how to install:\n%s", c.task, c.want, ev)
+		}
+	}
+	if st, err := os.Stat(installed); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("the role did not install the binary: %v", err)
+	}
+	if ev := r.One(t, "node-1", "Installed"); ev.Status != "ok" || !ev.Changed() {
+		t.Errorf("the installed binary: want a planned change:\n%s", ev)
+	}
 }
