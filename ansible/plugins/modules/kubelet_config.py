@@ -93,9 +93,8 @@ options:
     description: Shell command that restarts the kubelet. Default, restart I(unit) over systemd's D-Bus API.
     type: str
   unit:
-    description: The kubelet's systemd unit, restarted and watched when there is no I(restart_command).
+    description: The kubelet's systemd unit, restarted and watched when there is no I(restart_command). Default, kubeletcfg's (C(kubelet.service)).
     type: str
-    default: kubelet.service
   pid_file:
     description: With I(restart_command), the file where it leaves the kubelet's process ID (a kubelet that exits is seen at once).
     type: path
@@ -107,13 +106,11 @@ options:
     type: bool
     default: false
   health_timeout:
-    description: Seconds the restarted kubelet has to become healthy.
+    description: Seconds the restarted kubelet has to become healthy. Default, kubeletcfg's.
     type: int
-    default: 30
   stable_for:
-    description: Seconds it must then stay healthy.
+    description: Seconds it must then stay healthy. Default, kubeletcfg's.
     type: int
-    default: 3
   verify_configz:
     description: Once stable, the kubelet's C(/configz) must serve the intended configuration, else the change is rolled back.
     type: bool
@@ -135,9 +132,8 @@ options:
     type: bool
     default: false
   keep_backups:
-    description: How many backups of the config file to keep (0, all).
+    description: How many backups of the config file to keep (0, all). Default, kubeletcfg's.
     type: int
-    default: 10
   kubeletcfg_binary:
     description: Path of kubeletcfg on the node. Default, C(kubeletcfg) on C(PATH) or in C(/usr/local/bin).
     type: path
@@ -291,19 +287,19 @@ def argument_spec():
         from_files=dict(type="list", elements="path"),
         kubelet_args=dict(type="list", elements="str"),
         restart_command=dict(type="str"),
-        unit=dict(type="str", default="kubelet.service"),
+        unit=dict(type="str"),
         pid_file=dict(type="path"),
         kubelet_log=dict(type="path"),
         drained=dict(type="bool", default=False),
-        health_timeout=dict(type="int", default=30),
-        stable_for=dict(type="int", default=3),
+        health_timeout=dict(type="int"),
+        stable_for=dict(type="int"),
         verify_configz=dict(type="bool", default=False),
         kubelet_url=dict(type="str"),
         client_cert=dict(type="path"),
         client_key=dict(type="path"),
         kubelet_ca=dict(type="path"),
         insecure_skip_tls_verify=dict(type="bool", default=False),
-        keep_backups=dict(type="int", default=10),
+        keep_backups=dict(type="int"),
         kubeletcfg_binary=dict(type="path"),
     )
 
