@@ -309,6 +309,9 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 			if out.Changes == nil {
 				out.Changes = []diff.Change{}
 			}
+			if out.Writes == nil {
+				out.Writes = []string{}
+			}
 			if werr := writeJSON(s, out); werr != nil {
 				return werr
 			}
