@@ -1,0 +1,255 @@
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// listPage is how many Nodes one list request asks for.
+const listPage = 500
+
+// target is a Node to read: what the scan keeps of its object.
+type target struct {
+	name, version      string
+	ready, readyReason string
+}
+
+// listNodes lists the Nodes a label selector picks, page by page, keeping
+// only what the scan needs of each.
+func listNodes(ctx context.Context, c corev1client.CoreV1Interface, selector string) ([]target, error) {
+	var out []target
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: listPage}
+	for {
+		list, err := c.Nodes().List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list nodes: %w", err)
+		}
+		for i := range list.Items {
+			out = append(out, targetOf(&list.Items[i]))
+		}
+		if list.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
+func targetOf(n *corev1.Node) target {
+	t := target{name: n.Name, version: n.Status.NodeInfo.KubeletVersion}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			t.ready = string(c.Status)
+			if c.Status != corev1.ConditionTrue {
+				t.readyReason = strings.TrimSpace(c.Reason + ": " + c.Message)
+			}
+		}
+	}
+	return t
+}
+
+// running is one distinct configuration as a kubelet version runs it.
+type running struct {
+	v   *schema.Version
+	cfg *v1beta1.KubeletConfiguration
+	// sets holds the fields whose values are not the version's defaults, by
+	// path, the fields set per node among them.
+	sets map[string]any
+	// key identifies what the configuration sets, fields set per node aside.
+	key     string
+	perNode map[string]any
+}
+
+// analyses caches the analysis of each distinct /configz answer: a fleet's
+// nodes mostly serve the same bytes.
+type analyses struct {
+	mu   sync.Mutex
+	seen map[[sha256.Size]byte]*analysis
+}
+
+type analysis struct {
+	once sync.Once
+	r    *running
+	err  error
+}
+
+func (a *analyses) of(raw []byte, v *schema.Version) (*running, error) {
+	key := sha256.Sum256(append([]byte(v.Minor+"\x00"), raw...))
+	a.mu.Lock()
+	if a.seen == nil {
+		a.seen = map[[sha256.Size]byte]*analysis{}
+	}
+	e, ok := a.seen[key]
+	if !ok {
+		e = &analysis{}
+		a.seen[key] = e
+	}
+	a.mu.Unlock()
+	e.once.Do(func() { e.r, e.err = analyse(raw, v) })
+	return e.r, e.err
+}
+
+// analyse reads a /configz answer as kubelet v runs it.
+func analyse(raw []byte, v *schema.Version) (*running, error) {
+	cfg := &v1beta1.KubeletConfiguration{}
+	if err := json.Unmarshal(raw, cfg); err != nil {
+		return nil, fmt.Errorf("not a KubeletConfiguration: %w", err)
+	}
+	cfg, err := config.Prune(cfg, v)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := diff.Compute(config.DefaultsOf(cfg, v), cfg, v)
+	if err != nil {
+		return nil, err
+	}
+	r := &running{v: v, cfg: cfg, sets: map[string]any{}}
+	shared := map[string]any{}
+	for _, c := range changes {
+		r.sets[c.Path] = c.New
+		if !perNode(c.Path) {
+			shared[c.Path] = c.New
+		}
+	}
+	key, err := json.Marshal(shared)
+	if err != nil {
+		return nil, err
+	}
+	r.key = string(key)
+	m, err := config.ToMap(cfg, v)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range PerNodeFields {
+		if val, ok := lookup(m, f.Path); ok {
+			if r.perNode == nil {
+				r.perNode = map[string]any{}
+			}
+			r.perNode[f.Path] = val
+		}
+	}
+	return r, nil
+}
+
+func lookup(m map[string]any, path string) (any, bool) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		sub, ok := m[p].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		m = sub
+	}
+	val, ok := m[parts[len(parts)-1]]
+	return val, ok && val != nil
+}
+
+// reader reads nodes' /configz through the node proxy.
+type reader struct {
+	proxy    *node.Proxy
+	timeout  time.Duration
+	analyses analyses
+}
+
+// read reads one node: one attempt, and a second one after a transient
+// failure of a Ready node. The node's kubelet version decides the schema.
+func (rd *reader) read(ctx context.Context, t target) (*running, int, *Unreadable) {
+	v, err := schema.Resolve(t.version)
+	if err != nil {
+		return nil, 0, &Unreadable{Reason: ReasonVersion, Message: err.Error()}
+	}
+	attempts := 1
+	if t.ready == string(corev1.ConditionTrue) {
+		attempts = 2
+	}
+	var why *Unreadable
+	for i := 1; i <= attempts; i++ {
+		actx, cancel := context.WithTimeout(ctx, rd.timeout)
+		raw, url, err := rd.proxy.Configz(actx, t.name)
+		cancel()
+		if err == nil {
+			r, err := rd.analyses.of(raw, v)
+			if err != nil {
+				return nil, i, &Unreadable{Reason: ReasonAnswer, Message: fmt.Sprintf("%s: %v", url, err)}
+			}
+			return r, i, nil
+		}
+		why = classify(err, rd.timeout)
+		if ctx.Err() != nil || !transient(why.Reason) {
+			return nil, i, why
+		}
+		if i < attempts {
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil, attempts, why
+}
+
+func transient(reason string) bool {
+	switch reason {
+	case ReasonTimeout, ReasonRefused, ReasonUnreachable, ReasonProxy, ReasonError:
+		return true
+	}
+	return false
+}
+
+// classify says why a read failed, from the API server's answer or the
+// client's error.
+func classify(err error, timeout time.Duration) *Unreadable {
+	var st *node.StatusError
+	if errors.As(err, &st) {
+		msg := st.Body
+		var status metav1.Status
+		if json.Unmarshal([]byte(st.Body), &status) == nil && status.Message != "" {
+			msg = status.Message
+		}
+		u := &Unreadable{Reason: ReasonProxy, Message: fmt.Sprintf("%s: %s", st.Status, msg)}
+		lower := strings.ToLower(msg)
+		switch {
+		case st.Code == http.StatusForbidden:
+			u.Reason = ReasonForbidden
+		case st.Code == http.StatusUnauthorized:
+			u.Reason = ReasonUnauthorized
+		case st.Code == http.StatusNotFound:
+			u.Reason = ReasonNotFound
+		case strings.Contains(lower, "connection refused"):
+			u.Reason = ReasonRefused
+		case strings.Contains(lower, "x509") || strings.Contains(lower, "tls:") || strings.Contains(lower, "certificate"):
+			u.Reason = ReasonTLS
+		case strings.Contains(lower, "no route to host") || strings.Contains(lower, "network is unreachable") ||
+			strings.Contains(lower, "i/o timeout"):
+			u.Reason = ReasonUnreachable
+		case strings.Contains(lower, "timeout") || strings.Contains(lower, "deadline exceeded") || st.Code == http.StatusGatewayTimeout:
+			u.Reason = ReasonTimeout
+		}
+		return u
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &Unreadable{Reason: ReasonTimeout, Message: fmt.Sprintf("no answer within %s: %v", timeout, err)}
+	}
+	if strings.Contains(err.Error(), "not a configz answer") {
+		return &Unreadable{Reason: ReasonAnswer, Message: err.Error()}
+	}
+	return &Unreadable{Reason: ReasonError, Message: err.Error()}
+}
