@@ -14,7 +14,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
@@ -32,14 +34,38 @@ type target struct {
 	ready, readyReason string
 }
 
+// coreClient is client-go's REST client for the core/v1 API with only the
+// core/v1 types (the generated typed clients bring every API group along).
+func coreClient(cfg *rest.Config) (rest.Interface, error) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &corev1.SchemeGroupVersion
+	c.APIPath = "/api"
+	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	if c.UserAgent == "" {
+		c.UserAgent = "kubeletcfg"
+	}
+	return rest.RESTClientFor(c)
+}
+
 // listNodes lists the Nodes a label selector picks, page by page, keeping
 // only what the scan needs of each.
-func listNodes(ctx context.Context, c corev1client.CoreV1Interface, selector string) ([]target, error) {
+func listNodes(ctx context.Context, c rest.Interface, selector string) ([]target, error) {
 	var out []target
-	opts := metav1.ListOptions{LabelSelector: selector, Limit: listPage}
+	next := ""
 	for {
-		list, err := c.Nodes().List(ctx, opts)
-		if err != nil {
+		list := &corev1.NodeList{}
+		req := c.Get().Resource("nodes").Param("limit", fmt.Sprint(listPage))
+		if selector != "" {
+			req = req.Param("labelSelector", selector)
+		}
+		if next != "" {
+			req = req.Param("continue", next)
+		}
+		if err := req.Do(ctx).Into(list); err != nil {
 			return nil, fmt.Errorf("list nodes: %w", err)
 		}
 		for i := range list.Items {
@@ -48,7 +74,7 @@ func listNodes(ctx context.Context, c corev1client.CoreV1Interface, selector str
 		if list.Continue == "" {
 			return out, nil
 		}
-		opts.Continue = list.Continue
+		next = list.Continue
 	}
 }
 

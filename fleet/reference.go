@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
@@ -113,10 +113,10 @@ func fileReference(path string) (*reference, error) {
 }
 
 // configMapReference reads kubeadm's kubelet-config ConfigMap.
-func configMapReference(ctx context.Context, c corev1client.CoreV1Interface) (*reference, error) {
+func configMapReference(ctx context.Context, c rest.Interface) (*reference, error) {
 	name := "ConfigMap " + ConfigMapNamespace + "/" + ConfigMapName
-	cm, err := c.ConfigMaps(ConfigMapNamespace).Get(ctx, ConfigMapName, metav1.GetOptions{})
-	if err != nil {
+	cm := &corev1.ConfigMap{}
+	if err := c.Get().Namespace(ConfigMapNamespace).Resource("configmaps").Name(ConfigMapName).Do(ctx).Into(cm); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	data, ok := cm.Data[ConfigMapKey]

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -67,7 +65,7 @@ func Scan(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := corev1client.NewForConfig(cfg)
+	client, err := coreClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +74,7 @@ func Scan(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{APIServer: cfg.Host, Selector: o.Selector, PerNodeFields: perNodePaths()}
-	if v, err := client.RESTClient().Get().AbsPath("/version").Do(ctx).Raw(); err == nil {
+	if v, err := client.Get().AbsPath("/version").Do(ctx).Raw(); err == nil {
 		var info struct {
 			GitVersion string `json:"gitVersion"`
 		}
@@ -86,6 +84,12 @@ func Scan(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.AgainstConfigMap {
 		if ref, err = configMapReference(ctx, client); err != nil {
+			return nil, err
+		}
+	}
+	if ref != nil {
+		// A reference no kubelet can read stops the scan before it starts.
+		if _, err := ref.running(schema.Newest()); err != nil {
 			return nil, err
 		}
 	}

@@ -2,221 +2,19 @@ package fleet
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/kubelet/config/v1beta1"
 
-	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/fleet/fleettest"
 )
-
-// kubeadmConfigMap is the KubeletConfiguration as kubeadm 1.37 writes it into
-// kube-system/kubelet-config: its own defaults, zero values for the rest.
-const kubeadmConfigMap = `apiVersion: kubelet.config.k8s.io/v1beta1
-authentication:
-  anonymous:
-    enabled: false
-  webhook:
-    cacheTTL: 0s
-    enabled: true
-  x509:
-    clientCAFile: /etc/kubernetes/pki/ca.crt
-authorization:
-  mode: Webhook
-  webhook:
-    cacheAuthorizedTTL: 0s
-    cacheUnauthorizedTTL: 0s
-cgroupDriver: systemd
-clusterDNS:
-- 10.96.0.10
-clusterDomain: cluster.local
-containerRuntimeEndpoint: ""
-cpuManagerReconcilePeriod: 0s
-crashLoopBackOff: {}
-evictionPressureTransitionPeriod: 0s
-fileCheckFrequency: 0s
-healthzBindAddress: 127.0.0.1
-healthzPort: 10248
-httpCheckFrequency: 0s
-imageMaximumGCAge: 0s
-imageMinimumGCAge: 0s
-kind: KubeletConfiguration
-logging:
-  flushFrequency: 0
-  options:
-    json:
-      infoBufferSize: "0"
-    text:
-      infoBufferSize: "0"
-  verbosity: 0
-memorySwap: {}
-nodeStatusReportFrequency: 0s
-nodeStatusUpdateFrequency: 0s
-rotateCertificates: true
-runtimeRequestTimeout: 0s
-shutdownGracePeriod: 0s
-shutdownGracePeriodCriticalPods: 0s
-staticPodPath: /etc/kubernetes/manifests
-streamingConnectionIdleTimeout: 0s
-syncFrequency: 0s
-volumeStatsAggPeriod: 0s
-`
-
-// kubeadmNode is what a kubeadm node of a kubelet minor serves on /configz:
-// the ConfigMap's configuration, its own containerRuntimeEndpoint and
-// resolvConf, and edit on top.
-func kubeadmNode(t *testing.T, minor, criSocket string, edit func(*v1beta1.KubeletConfiguration)) []byte {
-	t.Helper()
-	v, err := schema.Resolve(minor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := config.Decode([]byte(kubeadmConfigMap), config.DecodeOptions{Version: v, AllowUnknownFields: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := doc.Config
-	cfg.ContainerRuntimeEndpoint = criSocket
-	cfg.ResolverConfig = ptr("/run/systemd/resolve/resolv.conf")
-	if edit != nil {
-		edit(cfg)
-	}
-	js, err := config.JSON(config.Default(cfg, v), v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []byte(`{"kubeletconfig":` + string(js) + `}`)
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// fakeNode is a Node the fake API server lists, and how its proxy answers.
-type fakeNode struct {
-	name, version string
-	ready         corev1.ConditionStatus
-	labels        map[string]string
-	// answer is what the node proxy answers for /configz, per attempt.
-	answer func(attempt int, w http.ResponseWriter)
-}
-
-func serves(body []byte) func(int, http.ResponseWriter) {
-	return func(_ int, w http.ResponseWriter) { w.Write(body) }
-}
-
-// proxyError is the API server's answer when it cannot reach the kubelet.
-func proxyError(code int, message string) func(int, http.ResponseWriter) {
-	return func(_ int, w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-			Status: "Failure", Message: message, Code: int32(code)})
-	}
-}
-
-// fakeAPIServer stands in for kube-apiserver: /version, the Node list (in
-// pages), the node proxy's /configz and kubeadm's ConfigMap.
-type fakeAPIServer struct {
-	*httptest.Server
-	kubeconfig string
-	mu         sync.Mutex
-	attempts   map[string]int
-	pages      atomic.Int32
-}
-
-func newFakeAPIServer(t *testing.T, version string, configMap string, nodes []fakeNode) *fakeAPIServer {
-	t.Helper()
-	f := &fakeAPIServer{attempts: map[string]int{}}
-	byName := map[string]fakeNode{}
-	for _, n := range nodes {
-		byName[n.name] = n
-	}
-	f.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		path := r.URL.Path
-		switch {
-		case path == "/version":
-			fmt.Fprintf(w, `{"major":"1","minor":"37","gitVersion":%q}`, version)
-		case path == "/api/v1/nodes":
-			f.pages.Add(1)
-			sel, err := labels.Parse(r.URL.Query().Get("labelSelector"))
-			if err != nil {
-				proxyError(400, err.Error())(0, w)
-				return
-			}
-			limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-			from, _ := strconv.Atoi(r.URL.Query().Get("continue"))
-			list := corev1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}}
-			for i := from; i < len(nodes); i++ {
-				if limit > 0 && len(list.Items) == limit {
-					list.Continue = strconv.Itoa(i)
-					break
-				}
-				n := nodes[i]
-				if !sel.Matches(labels.Set(n.labels)) {
-					continue
-				}
-				obj := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: n.labels}}
-				obj.Status.NodeInfo.KubeletVersion = n.version
-				if n.ready != "" {
-					obj.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: n.ready, Reason: "KubeletNotReady", Message: "container runtime is down"}}
-				}
-				list.Items = append(list.Items, obj)
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(list)
-		case strings.HasPrefix(path, "/api/v1/nodes/") && strings.HasSuffix(path, "/proxy/configz"):
-			name := strings.TrimSuffix(strings.TrimPrefix(path, "/api/v1/nodes/"), "/proxy/configz")
-			n, ok := byName[name]
-			if !ok {
-				proxyError(404, fmt.Sprintf("nodes %q not found", name))(0, w)
-				return
-			}
-			f.mu.Lock()
-			f.attempts[name]++
-			attempt := f.attempts[name]
-			f.mu.Unlock()
-			n.answer(attempt, w)
-		case path == "/api/v1/namespaces/kube-system/configmaps/kubelet-config" && configMap != "":
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
-				ObjectMeta: metav1.ObjectMeta{Name: "kubelet-config", Namespace: "kube-system"},
-				Data:       map[string]string{"kubelet": configMap}})
-		default:
-			proxyError(404, "the server could not find the requested resource")(0, w)
-		}
-	}))
-	t.Cleanup(f.Close)
-	f.kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(f.kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "`+f.URL+`", insecure-skip-tls-verify: true}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: ctx
-  context: {cluster: c, user: u}
-current-context: ctx
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 func byName(rep *Report) map[string]Node {
 	out := map[string]Node{}
@@ -229,42 +27,42 @@ func byName(rep *Report) map[string]Node {
 func TestScanGroupsAndUnreadable(t *testing.T) {
 	containerd := "unix:///run/containerd/containerd.sock"
 	crio := "unix:///var/run/crio/crio.sock"
-	plain := kubeadmNode(t, "1.37", containerd, nil)
-	drifted := kubeadmNode(t, "1.37", containerd, func(c *v1beta1.KubeletConfiguration) { c.MaxPods = 250 })
-	var nodes []fakeNode
+	plain := fleettest.KubeadmNode(t, "1.37", containerd, nil)
+	drifted := fleettest.KubeadmNode(t, "1.37", containerd, func(c *v1beta1.KubeletConfiguration) { c.MaxPods = 250 })
+	var nodes []fleettest.Node
 	for i := 0; i < 7; i++ {
-		nodes = append(nodes, fakeNode{name: fmt.Sprintf("a-%d", i), version: "v1.37.2", ready: "True", answer: serves(plain)})
+		nodes = append(nodes, fleettest.Node{Name: fmt.Sprintf("a-%d", i), Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(plain)})
 	}
 	nodes = append(nodes,
 		// another runtime socket is the node's own business, not drift
-		fakeNode{name: "crio", version: "v1.37.2", ready: "True", answer: serves(kubeadmNode(t, "1.37", crio, nil))},
+		fleettest.Node{Name: "crio", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.37", crio, nil))},
 		// a 1.36 kubelet set up alike: its own defaults, same group
-		fakeNode{name: "old", version: "v1.36.4", ready: "True", answer: serves(kubeadmNode(t, "1.36", containerd, nil))},
-		fakeNode{name: "d-1", version: "v1.37.2", ready: "True", answer: serves(drifted)},
-		fakeNode{name: "d-2", version: "v1.37.2", ready: "True", answer: serves(drifted)},
-		fakeNode{name: "flaky", version: "v1.37.2", ready: "True", answer: func(attempt int, w http.ResponseWriter) {
+		fleettest.Node{Name: "old", Version: "v1.36.4", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.36", containerd, nil))},
+		fleettest.Node{Name: "d-1", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(drifted)},
+		fleettest.Node{Name: "d-2", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(drifted)},
+		fleettest.Node{Name: "flaky", Version: "v1.37.2", Ready: "True", Answer: func(attempt int, w http.ResponseWriter) {
 			if attempt == 1 {
-				proxyError(503, "error trying to reach service: dial tcp 10.213.1.2:10250: connect: connection refused")(attempt, w)
+				fleettest.ProxyError(503, "error trying to reach service: dial tcp 10.213.1.2:10250: connect: connection refused")(attempt, w)
 				return
 			}
 			w.Write(plain)
 		}},
-		fakeNode{name: "refused", version: "v1.37.2", ready: "True",
-			answer: proxyError(503, "error trying to reach service: dial tcp 10.213.1.3:10250: connect: connection refused")},
-		fakeNode{name: "down", version: "v1.37.2", ready: "Unknown",
-			answer: proxyError(503, "error trying to reach service: dial tcp 10.213.1.4:10250: i/o timeout")},
-		fakeNode{name: "rbac", version: "v1.37.2", ready: "True",
-			answer: proxyError(403, `nodes "rbac" is forbidden: User "viewer" cannot get resource "nodes/proxy"`)},
-		fakeNode{name: "tls", version: "v1.37.2", ready: "True",
-			answer: proxyError(503, "error trying to reach service: tls: failed to verify certificate: x509: certificate signed by unknown authority")},
-		fakeNode{name: "slow", version: "v1.37.2", ready: "True", answer: func(int, http.ResponseWriter) { time.Sleep(time.Second) }},
-		fakeNode{name: "future", version: "v1.99.0", ready: "True", answer: serves(plain)},
-		fakeNode{name: "html", version: "v1.37.2", ready: "True", answer: serves([]byte("<html>hello</html>"))},
+		fleettest.Node{Name: "refused", Version: "v1.37.2", Ready: "True",
+			Answer: fleettest.ProxyError(503, "error trying to reach service: dial tcp 10.213.1.3:10250: connect: connection refused")},
+		fleettest.Node{Name: "down", Version: "v1.37.2", Ready: "Unknown",
+			Answer: fleettest.ProxyError(503, "error trying to reach service: dial tcp 10.213.1.4:10250: i/o timeout")},
+		fleettest.Node{Name: "rbac", Version: "v1.37.2", Ready: "True",
+			Answer: fleettest.ProxyError(403, `nodes "rbac" is forbidden: User "viewer" cannot get resource "nodes/proxy"`)},
+		fleettest.Node{Name: "tls", Version: "v1.37.2", Ready: "True",
+			Answer: fleettest.ProxyError(503, "error trying to reach service: tls: failed to verify certificate: x509: certificate signed by unknown authority")},
+		fleettest.Node{Name: "slow", Version: "v1.37.2", Ready: "True", Answer: func(int, http.ResponseWriter) { time.Sleep(time.Second) }},
+		fleettest.Node{Name: "future", Version: "v1.99.0", Ready: "True", Answer: fleettest.Serves(plain)},
+		fleettest.Node{Name: "html", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves([]byte("<html>hello</html>"))},
 	)
-	api := newFakeAPIServer(t, "v1.37.2", "", nodes)
+	api := fleettest.NewAPIServer(t, "v1.37.2", "", nodes)
 
 	var calls atomic.Int32
-	rep, err := Scan(context.Background(), Options{Kubeconfig: api.kubeconfig, Timeout: 200 * time.Millisecond, Concurrency: 4,
+	rep, err := Scan(context.Background(), Options{Kubeconfig: api.Kubeconfig, Timeout: 200 * time.Millisecond, Concurrency: 4,
 		Progress: func(done, total int) {
 			calls.Add(1)
 			if total != len(nodes) || done > total {
@@ -325,26 +123,26 @@ func TestScanGroupsAndUnreadable(t *testing.T) {
 	if got["d-1"].Group != 2 || got["d-1"].Sets["maxPods"] != float64(250) || got["a-0"].Sets["cgroupDriver"] != "systemd" {
 		t.Errorf("per node: d-1 %+v, a-0 %+v", got["d-1"], got["a-0"])
 	}
-	if api.pages.Load() != 1 {
-		t.Errorf("%d list requests for %d nodes", api.pages.Load(), len(nodes))
+	if api.Pages.Load() != 1 {
+		t.Errorf("%d list requests for %d nodes", api.Pages.Load(), len(nodes))
 	}
 }
 
 func TestScanAgainstTheKubeadmConfigMap(t *testing.T) {
 	containerd := "unix:///run/containerd/containerd.sock"
-	nodes := []fakeNode{
-		{name: "n-1", version: "v1.37.2", ready: "True", answer: serves(kubeadmNode(t, "1.37", containerd, nil))},
-		{name: "n-2", version: "v1.37.2", ready: "True", answer: serves(kubeadmNode(t, "1.37", "unix:///var/run/crio/crio.sock", func(c *v1beta1.KubeletConfiguration) {
-			c.ResolverConfig = ptr("/etc/resolv.conf") // no systemd-resolved on this node
+	nodes := []fleettest.Node{
+		{Name: "n-1", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.37", containerd, nil))},
+		{Name: "n-2", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.37", "unix:///var/run/crio/crio.sock", func(c *v1beta1.KubeletConfiguration) {
+			c.ResolverConfig = fleettest.Ptr("/etc/resolv.conf") // no systemd-resolved on this node
 		}))},
-		{name: "n-3", version: "v1.36.1", ready: "True", answer: serves(kubeadmNode(t, "1.36", containerd, nil))},
-		{name: "n-4", version: "v1.37.2", ready: "True", answer: serves(kubeadmNode(t, "1.37", containerd, func(c *v1beta1.KubeletConfiguration) {
+		{Name: "n-3", Version: "v1.36.1", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.36", containerd, nil))},
+		{Name: "n-4", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.37", containerd, func(c *v1beta1.KubeletConfiguration) {
 			c.MaxPods = 250
 			c.RotateCertificates = false
 		}))},
 	}
-	api := newFakeAPIServer(t, "v1.37.2", kubeadmConfigMap, nodes)
-	rep, err := Scan(context.Background(), Options{Kubeconfig: api.kubeconfig, AgainstConfigMap: true})
+	api := fleettest.NewAPIServer(t, "v1.37.2", fleettest.KubeadmConfigMap, nodes)
+	rep, err := Scan(context.Background(), Options{Kubeconfig: api.Kubeconfig, AgainstConfigMap: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,10 +171,10 @@ func TestScanAgainstTheKubeadmConfigMap(t *testing.T) {
 
 	// The same fleet against a file that sets what n-4 runs.
 	file := filepath.Join(t.TempDir(), "intended.yaml")
-	if err := os.WriteFile(file, []byte(kubeadmConfigMap+"maxPods: 250\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(fleettest.KubeadmConfigMap+"maxPods: 250\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = Scan(context.Background(), Options{Kubeconfig: api.kubeconfig, AgainstFile: file})
+	rep, err = Scan(context.Background(), Options{Kubeconfig: api.Kubeconfig, AgainstFile: file})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,12 +184,12 @@ func TestScanAgainstTheKubeadmConfigMap(t *testing.T) {
 	}
 
 	// No ConfigMap: the scan cannot compare, and says with what.
-	bare := newFakeAPIServer(t, "v1.37.2", "", nodes)
-	if _, err := Scan(context.Background(), Options{Kubeconfig: bare.kubeconfig, AgainstConfigMap: true}); err == nil ||
+	bare := fleettest.NewAPIServer(t, "v1.37.2", "", nodes)
+	if _, err := Scan(context.Background(), Options{Kubeconfig: bare.Kubeconfig, AgainstConfigMap: true}); err == nil ||
 		!strings.Contains(err.Error(), "kube-system/kubelet-config") {
 		t.Errorf("missing ConfigMap: %v", err)
 	}
-	if _, err := Scan(context.Background(), Options{Kubeconfig: bare.kubeconfig, AgainstFile: filepath.Join(t.TempDir(), "nope.yaml")}); err == nil ||
+	if _, err := Scan(context.Background(), Options{Kubeconfig: bare.Kubeconfig, AgainstFile: filepath.Join(t.TempDir(), "nope.yaml")}); err == nil ||
 		!strings.Contains(err.Error(), "nope.yaml") {
 		t.Errorf("missing file: %v", err)
 	}
@@ -399,16 +197,16 @@ func TestScanAgainstTheKubeadmConfigMap(t *testing.T) {
 
 func TestScanSkew(t *testing.T) {
 	containerd := "unix:///run/containerd/containerd.sock"
-	nodes := []fakeNode{
-		{name: "cur", version: "v1.37.2", ready: "True", answer: serves(kubeadmNode(t, "1.37", containerd, nil))},
-		{name: "n-1", version: "v1.36.0", ready: "True", answer: serves(kubeadmNode(t, "1.36", containerd, nil))},
-		{name: "n-3", version: "v1.34.5", ready: "True", answer: serves(kubeadmNode(t, "1.34", containerd, nil))},
-		{name: "n-3b", version: "v1.33.7", ready: "True", answer: serves(kubeadmNode(t, "1.33", containerd, nil))},
-		{name: "n-4", version: "v1.32.1", ready: "True", answer: serves(kubeadmNode(t, "1.32", containerd, nil))},
-		{name: "newer", version: "v1.37.2", ready: "True", answer: serves(kubeadmNode(t, "1.37", containerd, nil))},
+	nodes := []fleettest.Node{
+		{Name: "cur", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.37", containerd, nil))},
+		{Name: "n-1", Version: "v1.36.0", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.36", containerd, nil))},
+		{Name: "n-3", Version: "v1.34.5", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.34", containerd, nil))},
+		{Name: "n-3b", Version: "v1.33.7", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.33", containerd, nil))},
+		{Name: "n-4", Version: "v1.32.1", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.32", containerd, nil))},
+		{Name: "newer", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.37", containerd, nil))},
 	}
-	api := newFakeAPIServer(t, "v1.36.3", "", nodes)
-	rep, err := Scan(context.Background(), Options{Kubeconfig: api.kubeconfig})
+	api := fleettest.NewAPIServer(t, "v1.36.3", "", nodes)
+	rep, err := Scan(context.Background(), Options{Kubeconfig: api.Kubeconfig})
 	if err != nil {
 		t.Fatal(err)
 	}
