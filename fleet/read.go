@@ -260,7 +260,8 @@ func classify(err error, timeout time.Duration) *Unreadable {
 			u.Reason = ReasonNotFound
 		case strings.Contains(lower, "connection refused"):
 			u.Reason = ReasonRefused
-		case strings.Contains(lower, "x509") || strings.Contains(lower, "tls:") || strings.Contains(lower, "certificate"):
+		case strings.Contains(lower, "x509") || strings.Contains(lower, "tls:") || strings.Contains(lower, "certificate") ||
+			strings.Contains(lower, "https client"):
 			u.Reason = ReasonTLS
 		case strings.Contains(lower, "no route to host") || strings.Contains(lower, "network is unreachable") ||
 			strings.Contains(lower, "i/o timeout"):
