@@ -91,23 +91,35 @@ func targetOf(n *corev1.Node) target {
 	return t
 }
 
-// running is one distinct configuration as a kubelet version runs it.
+// shape is a distinct configuration as a kubelet version runs it, shared by
+// the nodes that run it alike, fields set per node aside.
+type shape struct {
+	v *schema.Version
+	// m is the configuration (config.ToMap) of the first node seen with it.
+	m map[string]any
+	// key is the JSON of shared.
+	key string
+	// shared holds what the configuration sets (the fields whose values are
+	// not the version's defaults), by path, fields set per node left out.
+	shared map[string]any
+}
+
+// running is what one node runs.
 type running struct {
-	v   *schema.Version
-	cfg *v1beta1.KubeletConfiguration
-	// sets holds the fields whose values are not the version's defaults, by
-	// path, the fields set per node among them.
-	sets map[string]any
-	// key identifies what the configuration sets, fields set per node aside.
-	key     string
+	*shape
+	// sets is shared and the fields set per node that the node sets.
+	sets    map[string]any
 	perNode map[string]any
 }
 
-// analyses caches the analysis of each distinct /configz answer: a fleet's
-// nodes mostly serve the same bytes.
+// analyses caches what the scan makes of /configz answers: a fleet's nodes
+// mostly serve the same bytes, and where they do not (a providerID per
+// node), mostly the same defaults and the same shape.
 type analyses struct {
-	mu   sync.Mutex
-	seen map[[sha256.Size]byte]*analysis
+	mu       sync.Mutex
+	answers  map[[sha256.Size]byte]*analysis
+	defaults map[string]map[string]any
+	shapes   map[string]*shape
 }
 
 type analysis struct {
@@ -119,49 +131,42 @@ type analysis struct {
 func (a *analyses) of(raw []byte, v *schema.Version) (*running, error) {
 	key := sha256.Sum256(append([]byte(v.Minor+"\x00"), raw...))
 	a.mu.Lock()
-	if a.seen == nil {
-		a.seen = map[[sha256.Size]byte]*analysis{}
+	if a.answers == nil {
+		a.answers = map[[sha256.Size]byte]*analysis{}
+		a.defaults = map[string]map[string]any{}
+		a.shapes = map[string]*shape{}
 	}
-	e, ok := a.seen[key]
+	e, ok := a.answers[key]
 	if !ok {
 		e = &analysis{}
-		a.seen[key] = e
+		a.answers[key] = e
 	}
 	a.mu.Unlock()
-	e.once.Do(func() { e.r, e.err = analyse(raw, v) })
+	e.once.Do(func() { e.r, e.err = a.analyse(raw, v) })
 	return e.r, e.err
 }
 
 // analyse reads a /configz answer as kubelet v runs it.
-func analyse(raw []byte, v *schema.Version) (*running, error) {
+func (a *analyses) analyse(raw []byte, v *schema.Version) (*running, error) {
 	cfg := &v1beta1.KubeletConfiguration{}
 	if err := json.Unmarshal(raw, cfg); err != nil {
 		return nil, fmt.Errorf("not a KubeletConfiguration: %w", err)
 	}
-	cfg, err := config.Prune(cfg, v)
+	m, err := config.ToMap(cfg, v)
 	if err != nil {
 		return nil, err
 	}
-	changes, err := diff.Compute(config.DefaultsOf(cfg, v), cfg, v)
+	defaults, err := a.defaultsOf(cfg, v)
 	if err != nil {
 		return nil, err
 	}
-	r := &running{v: v, cfg: cfg, sets: map[string]any{}}
+	r := &running{sets: map[string]any{}}
 	shared := map[string]any{}
-	for _, c := range changes {
+	for _, c := range diff.CompareMaps(defaults, m, v) {
 		r.sets[c.Path] = c.New
 		if !perNode(c.Path) {
 			shared[c.Path] = c.New
 		}
-	}
-	key, err := json.Marshal(shared)
-	if err != nil {
-		return nil, err
-	}
-	r.key = string(key)
-	m, err := config.ToMap(cfg, v)
-	if err != nil {
-		return nil, err
 	}
 	for _, f := range PerNodeFields {
 		if val, ok := lookup(m, f.Path); ok {
@@ -171,7 +176,56 @@ func analyse(raw []byte, v *schema.Version) (*running, error) {
 			r.perNode[f.Path] = val
 		}
 	}
+	key, err := json.Marshal(shared)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id := v.Minor + "\x00" + string(key)
+	if r.shape = a.shapes[id]; r.shape == nil {
+		r.shape = &shape{v: v, m: m, key: string(key), shared: shared}
+		a.shapes[id] = r.shape
+	}
 	return r, nil
+}
+
+// defaultsOf is config.DefaultsOf rendered as a map, once per version and
+// what the defaults depend on.
+func (a *analyses) defaultsOf(cfg *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]any, error) {
+	gates, _ := json.Marshal(cfg.FeatureGates)
+	key := fmt.Sprintf("%s\x00%s\x00%s\x00%v", v.Minor, gates, cfg.NodeStatusUpdateFrequency.Duration, deref(cfg.MaxParallelImagePulls))
+	a.mu.Lock()
+	m, ok := a.defaults[key]
+	a.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, err := config.ToMap(config.DefaultsOf(cfg, v), v)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.defaults[key] = m
+	a.mu.Unlock()
+	return m, nil
+}
+
+func deref(p *int32) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// typed is a configuration rendered by config.ToMap, decoded again.
+func typed(m map[string]any) (*v1beta1.KubeletConfiguration, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &v1beta1.KubeletConfiguration{}
+	return cfg, json.Unmarshal(raw, cfg)
 }
 
 func lookup(m map[string]any, path string) (any, bool) {

@@ -11,26 +11,26 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
-// PerNodeField is a field kubeadm sets on each node rather than cluster-wide:
-// its value on a node is never drift.
+// PerNodeField is a field set on each node rather than cluster-wide: its
+// value on a node is never drift.
 type PerNodeField struct {
 	Path string
 	Why  string
 }
 
 // PerNodeFields are the fields kubeadm writes per node (kubeadm's
-// phases/kubelet and componentconfigs): its ConfigMap leaves them out or
-// holds another node's value.
+// phases/kubelet and componentconfigs: its ConfigMap leaves them out or holds
+// another node's value), and the cloud's ID of the node.
 var PerNodeFields = []PerNodeField{
 	{"containerRuntimeEndpoint", "the node's nodeRegistration.criSocket, in /var/lib/kubelet/instance-config.yaml (older kubeadm: --container-runtime-endpoint in kubeadm-flags.env)"},
 	{"resolvConf", "/run/systemd/resolve/resolv.conf where systemd-resolved runs on the node"},
 	{"registerWithTaints", "the node's nodeRegistration.taints, as --register-with-taints in kubeadm-flags.env of a joined worker"},
+	{"providerID", "the node's ID in its cloud (--provider-id), unique per node"},
 }
 
 func perNode(path string) bool {
@@ -71,14 +71,15 @@ type reference struct {
 	// typeMeta: the document must say apiVersion and kind (a file or a
 	// ConfigMap; not a document made of a group's fields).
 	typeMeta bool
-	at       map[string]*v1beta1.KubeletConfiguration
+	at       map[string]map[string]any
 }
 
-// running is the configuration kubelet v runs from the reference: its fields
-// (unknown ones dropped, as the kubelet's lenient decoding does), defaulted.
-func (r *reference) running(v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
-	if cfg, ok := r.at[v.Minor]; ok {
-		return cfg, nil
+// running is the configuration kubelet v runs from the reference (as
+// config.ToMap renders it): its fields (unknown ones dropped, as the
+// kubelet's lenient decoding does), defaulted.
+func (r *reference) running(v *schema.Version) (map[string]any, error) {
+	if m, ok := r.at[v.Minor]; ok {
+		return m, nil
 	}
 	doc, err := config.Decode(r.doc, config.DecodeOptions{File: r.name, Version: v, AllowUnknownFields: true, AnyTypeMeta: !r.typeMeta})
 	if err != nil {
@@ -91,11 +92,15 @@ func (r *reference) running(v *schema.Version) (*v1beta1.KubeletConfiguration, e
 	if r.dir != "" {
 		cfg = config.ResolvePaths(cfg, v, r.dir)
 	}
-	if r.at == nil {
-		r.at = map[string]*v1beta1.KubeletConfiguration{}
+	m, err := config.ToMap(cfg, v)
+	if err != nil {
+		return nil, err
 	}
-	r.at[v.Minor] = cfg
-	return cfg, nil
+	if r.at == nil {
+		r.at = map[string]map[string]any{}
+	}
+	r.at[v.Minor] = m
+	return m, nil
 }
 
 // fileReference reads a KubeletConfiguration file, at most config.MaxFileSize.

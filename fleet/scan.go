@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -186,34 +188,30 @@ func group(rep *Report, results []result, ref *reference) error {
 		}
 		var err error
 		name := "group 1 (the largest)"
-		if ref, err = setsReference(name, sharedSets(results[bySets[largest][0]].r.sets)); err != nil {
+		if ref, err = setsReference(name, results[bySets[largest][0]].r.shared); err != nil {
 			return err
 		}
 	}
 	// What differs from the reference, per distinct configuration: nodes
 	// that set the same may still differ under different kubelet versions.
-	differs := map[*running][]diff.Change{}
+	differs := map[*shape][]diff.Change{}
 	byKey := map[string][]int{}
 	var order []string
 	for _, k := range keys {
 		for _, i := range bySets[k] {
 			r := results[i].r
-			d, ok := differs[r]
+			d, ok := differs[r.shape]
 			if !ok {
 				base, err := ref.running(r.v)
 				if err != nil {
 					return err
 				}
-				all, err := diff.Compute(base, r.cfg, r.v)
-				if err != nil {
-					return err
-				}
-				for _, c := range all {
+				for _, c := range diff.CompareMaps(base, r.m, r.v) {
 					if !perNode(c.Path) {
 						d = append(d, c)
 					}
 				}
-				differs[r] = d
+				differs[r.shape] = d
 			}
 			dk, _ := json.Marshal(d)
 			gk := k + "\x00" + string(dk)
@@ -227,8 +225,8 @@ func group(rep *Report, results []result, ref *reference) error {
 	for gi, gk := range order {
 		members := byKey[gk]
 		first := results[members[0]].r
-		g := Group{ID: gi + 1, Count: len(members), Differs: differs[first], Matches: len(differs[first]) == 0,
-			Sets: sharedSets(first.sets)}
+		g := Group{ID: gi + 1, Count: len(members), Differs: differs[first.shape], Matches: len(differs[first.shape]) == 0,
+			Sets: first.shared}
 		versions := map[string]int{}
 		perNodeValues := map[string]map[string]int{}
 		for _, i := range members {
@@ -263,17 +261,6 @@ func group(rep *Report, results []result, ref *reference) error {
 		rep.Groups = append(rep.Groups, g)
 	}
 	return nil
-}
-
-// sharedSets is sets without the fields set per node.
-func sharedSets(sets map[string]any) map[string]any {
-	out := map[string]any{}
-	for p, v := range sets {
-		if !perNode(p) {
-			out[p] = v
-		}
-	}
-	return out
 }
 
 // skewOf checks every node's kubelet version against the API server's and,
@@ -345,10 +332,13 @@ func upgradeFindings(reps map[int]*running, to *schema.Version) []UpgradeFinding
 	seen := map[string]int{}
 	for _, g := range groups {
 		r := reps[g]
-		doc, err := json.Marshal(nest(r.sets))
 		var findings []diff.Finding
+		doc, err := json.Marshal(nest(r.sets))
 		if err == nil {
-			findings, err = diff.PreflightRunning(r.cfg, doc, r.v, to)
+			var cfg *v1beta1.KubeletConfiguration
+			if cfg, err = typed(r.m); err == nil {
+				findings, err = diff.PreflightRunning(cfg, doc, r.v, to)
+			}
 		}
 		if err != nil {
 			findings = []diff.Finding{{Severity: "note", Subject: "kubelet " + to.Minor, Message: err.Error()}}

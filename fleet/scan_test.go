@@ -35,7 +35,9 @@ func TestScanGroupsAndUnreadable(t *testing.T) {
 	}
 	nodes = append(nodes,
 		// another runtime socket is the node's own business, not drift
-		fleettest.Node{Name: "crio", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.37", crio, nil))},
+		fleettest.Node{Name: "crio", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.37", crio, func(c *v1beta1.KubeletConfiguration) {
+			c.ProviderID = "aws:///eu-west-1a/i-0123456789"
+		}))},
 		// a 1.36 kubelet set up alike: its own defaults, same group
 		fleettest.Node{Name: "old", Version: "v1.36.4", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.36", containerd, nil))},
 		fleettest.Node{Name: "d-1", Version: "v1.37.2", Ready: "True", Answer: fleettest.Serves(drifted)},
@@ -90,6 +92,9 @@ func TestScanGroupsAndUnreadable(t *testing.T) {
 	}
 	if vals := g1.PerNode["containerRuntimeEndpoint"]; len(vals) != 2 || vals[0].Count != 9 || vals[1].Value != `"`+crio+`"` {
 		t.Errorf("group 1 per-node containerRuntimeEndpoint: %+v", vals)
+	}
+	if vals := g1.PerNode["providerID"]; len(vals) != 1 || vals[0].Count != 1 {
+		t.Errorf("group 1 per-node providerID: %+v", vals)
 	}
 	if g2.Count != 2 || g2.Matches || len(g2.Differs) != 1 || g2.Differs[0].Path != "maxPods" ||
 		g2.Differs[0].Old != float64(110) || g2.Differs[0].New != float64(250) {

@@ -25,8 +25,12 @@ type fleetFlags struct {
 	output           string
 }
 
-// shownNodes is how many node names a group lists in text before a count.
-const shownNodes = 5
+// How many node names and values of a field set per node a group lists in
+// text before a count.
+const (
+	shownNodes  = 5
+	shownValues = 3
+)
 
 func newFleetCmd(s streams) *cobra.Command {
 	f := &fleetFlags{}
@@ -52,8 +56,8 @@ largest group.
                        version with its defaults
   --against FILE       compare with a KubeletConfiguration file the same way
 
-Fields kubeadm sets per node are shown apart (their values per group) and are
-never drift:
+Fields set per node by design are shown apart (their values per group) and
+are never drift:
 ` + strings.Join(perNode, "\n") + `
 
 Version skew: a kubelet newer than the API server, or more minors older than
@@ -198,8 +202,11 @@ func printFleet(s streams, rep *fleet.Report) {
 				continue
 			}
 			var shown []string
-			for _, v := range vals {
+			for _, v := range vals[:min(len(vals), shownValues)] {
 				shown = append(shown, fmt.Sprintf("%s (%d)", v.Value, v.Count))
+			}
+			if len(vals) > shownValues {
+				shown = append(shown, fmt.Sprintf("and %d more values", len(vals)-shownValues))
 			}
 			fmt.Fprintf(out, "  per node, not compared: %s = %s\n", path, strings.Join(shown, ", "))
 		}
