@@ -45,6 +45,9 @@ func coreClient(cfg *rest.Config) (rest.Interface, error) {
 	c.GroupVersion = &corev1.SchemeGroupVersion
 	c.APIPath = "/api"
 	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	// Node lists are large (images, conditions): protobuf is cheaper to
+	// encode and decode than JSON, on both ends.
+	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	if c.UserAgent == "" {
 		c.UserAgent = "kubeletcfg"
 	}
