@@ -22,14 +22,13 @@ type ViaAPIServer struct {
 	Timeout    time.Duration
 }
 
-// url is the node proxy's /configz for the API server the kubeconfig names,
-// with the client configuration to reach it.
-func (v ViaAPIServer) url() (string, *rest.Config, error) {
+// RESTConfig is the client configuration of the kubeconfig, and the node's
+// name (the kubelet's default, the host name, when none is given).
+func (v ViaAPIServer) RESTConfig() (*rest.Config, string, error) {
 	if v.Node == "" {
-		// The kubelet's default node name.
 		host, err := os.Hostname()
 		if err != nil {
-			return "", nil, fmt.Errorf("no node name given (--node) and no hostname: %w", err)
+			return nil, "", fmt.Errorf("no node name given (--node) and no hostname: %w", err)
 		}
 		v.Node = strings.ToLower(host)
 	}
@@ -41,8 +40,19 @@ func (v ViaAPIServer) url() (string, *rest.Config, error) {
 		if where == "" {
 			where = "kubeconfig"
 		}
-		return "", nil, fmt.Errorf("%s: %w", where, err)
+		return nil, "", fmt.Errorf("%s: %w", where, err)
 	}
+	return cfg, v.Node, nil
+}
+
+// url is the node proxy's /configz for the API server the kubeconfig names,
+// with the client configuration to reach it.
+func (v ViaAPIServer) url() (string, *rest.Config, error) {
+	cfg, name, err := v.RESTConfig()
+	if err != nil {
+		return "", nil, err
+	}
+	v.Node = name
 	host := cfg.Host
 	if !strings.Contains(host, "://") {
 		host = "https://" + host
