@@ -11,8 +11,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -159,7 +159,9 @@ func TestDrainRetriesABudgetUntilTheTimeout(t *testing.T) {
 
 func TestDrainStopsOnOtherErrors(t *testing.T) {
 	n, cs, _ := testNode(pod("web", nil))
-	evictions(cs, func(string) error { return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web", errors.New("no")) })
+	evictions(cs, func(string) error {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web", errors.New("no"))
+	})
 	err := n.Drain(context.Background(), DrainOptions{GracePeriodSeconds: -1})
 	if err == nil || !strings.Contains(err.Error(), "evict pod default/web") || !strings.Contains(err.Error(), "forbidden") {
 		t.Fatalf("want the API server's refusal, got %v", err)
@@ -296,5 +298,18 @@ func TestMaintenanceFailedDrainLeavesTheNodeAsItWas(t *testing.T) {
 	}
 	if left, err := m.End(context.Background(), true); left != "" || err != nil {
 		t.Errorf("End after a failed Begin: %q %v", left, err)
+	}
+}
+
+func TestDrainDeletesInATerminatingNamespace(t *testing.T) {
+	n, cs, _ := testNode(pod("web", nil))
+	terminating := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web", errors.New("namespace default is being terminated"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+	evictions(cs, func(string) error { return terminating })
+	if err := n.Drain(context.Background(), DrainOptions{GracePeriodSeconds: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("default").Get(context.Background(), "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the pod was not deleted: %v", err)
 	}
 }

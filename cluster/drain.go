@@ -146,6 +146,13 @@ func (n *Node) evict(ctx context.Context, p corev1.Pod, grace int64) error {
 		if err == nil || apierrors.IsNotFound(err) {
 			break
 		}
+		if apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			// No eviction in a namespace being deleted: kubectl deletes.
+			if err := n.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, deleteOptions(ev)); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("delete pod %s/%s (its namespace is terminating): %w", p.Namespace, p.Name, err)
+			}
+			break
+		}
 		if !apierrors.IsTooManyRequests(err) {
 			return fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
@@ -167,4 +174,11 @@ func (n *Node) evict(ctx context.Context, p corev1.Pod, grace int64) error {
 			return fmt.Errorf("pod %s/%s evicted but not gone yet", p.Namespace, p.Name)
 		}
 	}
+}
+
+func deleteOptions(ev *policyv1.Eviction) metav1.DeleteOptions {
+	if ev.DeleteOptions != nil {
+		return *ev.DeleteOptions
+	}
+	return metav1.DeleteOptions{}
 }
