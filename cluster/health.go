@@ -27,22 +27,37 @@ type Health struct {
 
 // Reported says whether the restarted kubelet itself has reported: Ready
 // with a heartbeat after the restart, and a Lease renewed after it.
-// Heartbeats have whole seconds, so one in the restart's second counts;
-// renewTime has microseconds.
-func (h Health) Reported() bool {
-	return h.Ready == corev1.ConditionTrue && !h.LastHeartbeat.Before(h.Since.Truncate(time.Second)) &&
-		h.LeaseRenewed.After(h.Since)
+func (h Health) Reported() bool { return h.ReadyAfter() && h.LeaseAfter() }
+
+// ReadyAfter says whether the Node is Ready with a heartbeat after the
+// restart. Heartbeats have whole seconds: one in the restart's second counts.
+func (h Health) ReadyAfter() bool {
+	return h.Ready == corev1.ConditionTrue && !h.LastHeartbeat.Before(h.Since.Truncate(time.Second))
 }
+
+// LeaseAfter says whether the Lease was renewed after the restart
+// (renewTime has microseconds).
+func (h Health) LeaseAfter() bool { return h.LeaseRenewed.After(h.Since) }
 
 // String is the verdict's line for it.
 func (h Health) String() string {
+	return h.ReadyString() + ", " + h.LeaseString()
+}
+
+// ReadyString says what the Ready condition and its heartbeat are.
+func (h Health) ReadyString() string {
 	ready := fmt.Sprintf("Ready=%s", h.Ready)
 	if h.Ready == "" {
 		ready = "no Ready condition"
 	} else if h.ReadyMessage != "" && h.Ready != corev1.ConditionTrue {
 		ready += " (" + h.ReadyMessage + ")"
 	}
-	return fmt.Sprintf("%s, heartbeat %s, Lease renewed %s", ready, since(h.LastHeartbeat, h.Since, time.Second), since(h.LeaseRenewed, h.Since, time.Microsecond))
+	return ready + ", heartbeat " + since(h.LastHeartbeat, h.Since, time.Second)
+}
+
+// LeaseString says when the Lease was renewed.
+func (h Health) LeaseString() string {
+	return "Lease renewed " + since(h.LeaseRenewed, h.Since, time.Microsecond)
 }
 
 // since says when t was against the restart, for times of a granularity.
