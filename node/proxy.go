@@ -39,6 +39,29 @@ func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
 	return cfg, nil
 }
 
+// RESTConfig is the client configuration of v's kubeconfig, and the node's
+// name (the kubelet's default, the host name, when none is given).
+func (v ViaAPIServer) RESTConfig() (*rest.Config, string, error) {
+	name, err := v.nodeName()
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := RESTConfig(v.Kubeconfig, v.Context)
+	return cfg, name, err
+}
+
+// nodeName is v.Node, or the kubelet's default node name: the host name.
+func (v ViaAPIServer) nodeName() (string, error) {
+	if v.Node != "" {
+		return v.Node, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("no node name given (--node) and no hostname: %w", err)
+	}
+	return strings.ToLower(host), nil
+}
+
 // Proxy reads kubelets' /configz through one API server's node proxy, all
 // requests sharing one client (one connection pool, one TLS session).
 type Proxy struct {
@@ -84,15 +107,7 @@ func (p *Proxy) Configz(ctx context.Context, node string) ([]byte, string, error
 // ConfigzViaAPIServer fetches a kubelet's /configz through the API server,
 // and says the URL it read.
 func ConfigzViaAPIServer(ctx context.Context, v ViaAPIServer) ([]byte, string, error) {
-	if v.Node == "" {
-		// The kubelet's default node name.
-		host, err := os.Hostname()
-		if err != nil {
-			return nil, "", fmt.Errorf("no node name given (--node) and no hostname: %w", err)
-		}
-		v.Node = strings.ToLower(host)
-	}
-	cfg, err := RESTConfig(v.Kubeconfig, v.Context)
+	cfg, name, err := v.RESTConfig()
 	if err != nil {
 		return nil, "", err
 	}
@@ -101,5 +116,5 @@ func ConfigzViaAPIServer(ctx context.Context, v ViaAPIServer) ([]byte, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	return p.Configz(ctx, v.Node)
+	return p.Configz(ctx, name)
 }
