@@ -149,6 +149,9 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 			continue
 		}
 		for _, p := range doc.Problems {
+			if _, lenient := dropins.LenientDuplicate(p, opts.Version); lenient {
+				continue // a warning of the merge below
+			}
 			fd := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column}
 			if p.Warning {
 				res.Warnings = append(res.Warnings, fd)

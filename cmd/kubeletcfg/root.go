@@ -107,12 +107,15 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error
 		newDefaultsCmd(s),
 		newExplainCmd(s),
 		newEffectiveCmd(s),
+		newAuditCmd(s),
 		newMigrateCmd(s),
 		newDiffCmd(s),
+		newFleetCmd(s),
 		newApplyCmd(s),
 		newRollbackCmd(s),
 		newBackupsCmd(s),
 		newGuardCmd(),
+		newRecoverCmd(s),
 	)
 	strictCompletion(root)
 	return root
