@@ -118,7 +118,7 @@ func Effective(opts Options) (*Result, error) {
 		if errors.As(err, &pathErr) {
 			return nil, err
 		}
-		return nil, &Refused{Version: opts.Version.Minor, Reasons: []string{err.Error()}}
+		return nil, &Refused{Version: opts.Version.Minor, Reasons: []string{err.Error()}, Err: err}
 	}
 	return res, nil
 }
