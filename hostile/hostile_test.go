@@ -159,6 +159,7 @@ type hostileCase struct {
 	code   int
 	want   []string // each in stdout or stderr
 	stdout []string // each in stdout
+	absent []string // paths that must not exist afterwards
 	maxOut int      // bytes of output; default 64 KiB
 }
 
@@ -257,6 +258,11 @@ func TestHostileInput(t *testing.T) {
 			for _, w := range tc.stdout {
 				if !strings.Contains(stdout.String(), d.expand(w)) {
 					t.Errorf("stdout lacks %q:\n%s", d.expand(w), stdout.String())
+				}
+			}
+			for _, p := range tc.absent {
+				if _, err := os.Lstat(d.expand(p)); err == nil {
+					t.Errorf("%s was written", d.expand(p))
 				}
 			}
 			if strings.Contains(out, outsideMaxPods) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/warning"
@@ -60,5 +61,11 @@ func placed(err error, k *node.Kubelet) error {
 	if err == nil || k == nil || !errors.As(err, &fe) || fe.Index < 0 || fe.Index >= len(k.Sources) || k.Sources[fe.Index] == "" {
 		return err
 	}
-	return fmt.Errorf("%s: %w", k.Sources[fe.Index], err)
+	src := k.Sources[fe.Index]
+	var r *dropins.Refused
+	if errors.As(err, &r) && len(r.Reasons) == 1 {
+		r.Reasons[0] = src + ": " + r.Reasons[0]
+		return err
+	}
+	return fmt.Errorf("%s: %w", src, err)
 }
