@@ -17,6 +17,7 @@ type Warning struct {
 	Message string `json:"message"`
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
 	Field   string `json:"field,omitempty"`
 }
 
@@ -33,13 +34,16 @@ const (
 	Other           = "other"            // anything else
 )
 
-// String renders file:line: field: message.
+// String renders file:line:column: field: message.
 func (w Warning) String() string {
 	var b strings.Builder
 	if w.File != "" {
 		b.WriteString(w.File)
 		if w.Line > 0 {
 			fmt.Fprintf(&b, ":%d", w.Line)
+			if w.Column > 0 {
+				fmt.Fprintf(&b, ":%d", w.Column)
+			}
 		}
 		b.WriteString(": ")
 	}
