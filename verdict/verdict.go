@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
 
@@ -169,8 +168,12 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 		}
 		return nil, err
 	}
+	perFile := map[string]bool{} // reported per file above
+	for _, w := range merged.Dropped {
+		perFile[w.String()] = true
+	}
 	for _, w := range merged.Warnings {
-		if !strings.HasSuffix(w, "(the kubelet drops it)") { // reported per file above
+		if !perFile[w] {
 			res.Warnings = append(res.Warnings, Finding{Message: w})
 		}
 	}
