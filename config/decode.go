@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,7 +132,11 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 		return nil, fail(0, 0, "", "the file is empty (the kubelet refuses an empty config file)")
 	}
 	var root yamlv3.Node
-	if err := yamlv3.Unmarshal(data, &root); err != nil {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fail(0, 0, "", "the file holds no YAML document")
+		}
 		return nil, yamlError(opts.File, err)
 	}
 	if root.Kind != yamlv3.DocumentNode || len(root.Content) == 0 {
@@ -143,6 +148,17 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 	}
 	w := walker{doc: doc, v: v, children: childIndex(v), allowUnknown: opts.AllowUnknownFields}
 	w.mapping(top, "")
+	// The kubelet's YAML reader takes the first document and ignores the
+	// rest without a word.
+	var next yamlv3.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) && !emptyDocument(&next, err) {
+		line := next.Line
+		if err != nil {
+			line = 0
+		}
+		w.add(Problem{Line: line, Warning: true,
+			Message: "a second YAML document: the kubelet reads only the first and ignores the rest"})
+	}
 
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
@@ -304,4 +320,14 @@ func badDuration(js []byte, v *schema.Version) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// emptyDocument reports whether n is a document with nothing in it, as a
+// trailing "---" makes.
+func emptyDocument(n *yamlv3.Node, err error) bool {
+	if err != nil || n.Kind != yamlv3.DocumentNode || len(n.Content) != 1 {
+		return false
+	}
+	c := n.Content[0]
+	return c.Kind == yamlv3.ScalarNode && c.ShortTag() == "!!null" && c.Value == ""
 }

@@ -176,6 +176,12 @@ var hostileCases = []hostileCase{
 		args: []string{"effective", V, "-o", "json", "--from", "@I/k.env"}, code: 0,
 		stdout: []string{`"code": "systemd-ignored"`, `"line": 1`}},
 
+	{name: "a second YAML document", in: map[string]string{"c.yaml": head + "---\nmaxPods: 3\n"},
+		args: []string{"validate", V, "@I/c.yaml"}, code: 0, want: []string{"warning: @I/c.yaml:3: a second YAML document: the kubelet reads only the first"}},
+	{name: "a drop-in's unknown field said once", in: map[string]string{"c.yaml": head, "d/10.conf": head + "bogus: 1\n"},
+		args: []string{"validate", "--kubelet-version=1.37", "--allow-unknown-fields", "--config-dir", "@I/d", "@I/c.yaml"}, code: 0,
+		want: []string{`10.conf:3:1: bogus: unknown field "bogus"`, "(1 warning)"}},
+
 	// Messages.
 	{name: "syncFrequency 1x names field and line", in: map[string]string{"c.yaml": head + "maxPods: 3\nsyncFrequency: 1x\n"},
 		args: []string{"validate", V, "@I/c.yaml"}, code: 1, want: []string{`c.yaml:4:1: syncFrequency: "1x" is not a duration`, "invalid for kubelet 1.31: 1 error, 0 warnings"}},
