@@ -76,7 +76,7 @@ func Print(out io.Writer, ws []Warning) {
 
 // maxLine bounds one printed line: a hostile file can hold a megabyte-long
 // argument, and echoing it whole helps nobody.
-const maxLine = 400
+const maxLine = 2000
 
 // Truncate shortens s to about n bytes, saying how much was left out.
 func Truncate(s string, n int) string {
