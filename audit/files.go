@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kubeletcfg/kubeletcfg/units"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // Limits on walking a --config-dir tree of a node.
@@ -32,7 +32,7 @@ type nodeFile struct {
 }
 
 func statNode(root, p string) (string, fs.FileInfo, error) {
-	return units.StatNode(root, p)
+	return nodefile.StatIn(root, p)
 }
 
 func lookFile(root, p string) nodeFile {
@@ -221,7 +221,7 @@ func dropinTree(root, dir string) ([]nodeFile, error) {
 		if depth > maxDropinDepth {
 			return fmt.Errorf("%s: nested deeper than %d directories", dir, maxDropinDepth)
 		}
-		names, err := units.ReadNodeDir(root, p)
+		names, err := nodefile.ReadDirIn(root, p)
 		if err != nil {
 			return err
 		}

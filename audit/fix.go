@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/units"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/verdict"
 )
 
@@ -73,7 +73,7 @@ func (r *Report) FixedConfig() ([]byte, []string, error) {
 	}
 	s := &state{opts: &Options{Setup: setupOf(r)}}
 	p := s.nodePath(r.ConfigFile)
-	data, err := units.ReadNodeFile(r.root, p)
+	data, err := nodefile.ReadFileIn(r.root, p, nodefile.Config)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
-	"github.com/kubeletcfg/kubeletcfg/units"
 )
 
 // gracePeriods is kube-controller-manager's --node-monitor-grace-period
@@ -221,7 +221,7 @@ func cgroupDriverRule(s *state) outcome {
 	if !strings.Contains(ep, "containerd") {
 		return outcome{status: Manual, detail: fmt.Sprintf("the runtime at %s is not containerd: compare with its cgroup manager", ep)}
 	}
-	data, err := units.ReadNodeFile(s.opts.Setup.Root, containerdConfig)
+	data, err := nodefile.ReadFileIn(s.opts.Setup.Root, containerdConfig, nodefile.Config)
 	if err != nil {
 		return outcome{status: Manual, detail: fmt.Sprintf("%s: %s: compare with containerd's runc SystemdCgroup", containerdConfig, errText(err))}
 	}

@@ -47,6 +47,8 @@ type diffFlags struct {
 type side struct {
 	name string
 	cfg  *v1beta1.KubeletConfiguration
+	// refused is the kubelet's refusal to start with it, if it would.
+	refused *dropins.Refused
 }
 
 func newDiffCmd(s streams) *cobra.Command {
@@ -73,7 +75,8 @@ change that makes a CIS kubelet check fail that passed before is named.
   diff --to-version W        upgrade preflight: the node's setup read by kubelet
                              W instead of the current version
 
-Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
+Exit codes: 0 no change, 1 changes (or the kubelet would refuse to start with
+NEW: its reason on stderr), 2 usage or I/O error.`,
 		Example: `  kubeletcfg diff --kubelet-version 1.37 new-config.yaml
   kubeletcfg diff --kubelet-version 1.31 new.yaml --against old.yaml --unified
   kubeletcfg diff --live --insecure
@@ -104,7 +107,7 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 			}
 			old, nw, err := f.sides(cmd.Context(), s, v, args)
 			if err != nil {
-				return err
+				return refusal(s, err)
 			}
 			changes, err := diff.Compute(old.cfg, nw.cfg, v)
 			if err != nil {
@@ -133,6 +136,9 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 			default:
 				printChanges(s, changes)
 				printBreaks(s, breaks)
+			}
+			if nw.refused != nil {
+				return refusal(s, nw.refused)
 			}
 			if len(changes) > 0 {
 				return errCheckFailed
@@ -205,7 +211,7 @@ func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, arg
 	if err != nil {
 		return side{}, side{}, err
 	}
-	return side{name: against, cfg: old.Config}, side{name: args[0], cfg: nw.Config}, nil
+	return side{name: against, cfg: old.Config}, side{name: args[0], cfg: nw.Config, refused: nw.Verdict()}, nil
 }
 
 // newSide is NEW as the started kubelet would serve it, or the node's setup.
@@ -215,14 +221,14 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 		if err != nil {
 			return side{}, err
 		}
-		return side{name: args[0], cfg: res.Running()}, nil
+		return side{name: args[0], cfg: res.Running(), refused: res.Verdict()}, nil
 	}
 	if len(f.kubeletArgs) > 0 {
 		res, err := dropins.Effective(dropins.Options{Version: v, Args: f.kubeletArgs, Root: f.root})
 		if err != nil {
 			return side{}, err
 		}
-		return side{name: "the command line", cfg: res.Running()}, nil
+		return side{name: "the command line", cfg: res.Running(), refused: res.Verdict()}, nil
 	}
 	k, err := f.commandLine(f.root, s)
 	if err != nil {
@@ -232,7 +238,7 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 	if err != nil {
 		return side{}, err
 	}
-	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running()}, nil
+	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running(), refused: res.Verdict()}, nil
 }
 
 func orSlash(root string) string {

@@ -39,7 +39,9 @@ read-only port 10255, no evictionHard) are written out and reported, with the
 CIS checks they fail; --secure writes the secure values instead.
 
 Before printing, migrate lays the new setup the way the kubelet would and
-checks it gives the old effective configuration.`,
+checks it gives the old effective configuration. When the target kubelet
+would refuse to start with it (as with the old setup), migrate prints the
+migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 		Example: `  kubeletcfg migrate                       # the node's kubelet.service, drop-ins and env files
   kubeletcfg migrate --root /mnt/node-image --kubelet-version 1.31
   kubeletcfg migrate --from /var/lib/kubelet/kubeadm-flags.env --from /etc/default/kubelet
@@ -54,7 +56,7 @@ checks it gives the old effective configuration.`,
 				return err
 			}
 			opts := migrate.Options{ConfigPath: f.configPath, Options: dropins.Options{Version: v, Args: args, Root: f.root}}
-			if len(args) == 0 {
+			if len(args) == 0 && cmd.ArgsLenAtDash() < 0 {
 				k, err := f.commandLine(f.root, s)
 				if err != nil {
 					return err
@@ -63,7 +65,12 @@ checks it gives the old effective configuration.`,
 			}
 			res, err := migrate.Run(opts)
 			if err != nil {
-				return err
+				return refusal(s, err)
+			}
+			// The kubelet would refuse the old setup and its migration alike:
+			// nothing to write.
+			if r := res.Verdict(); r != nil && f.outputDir != "" {
+				return refusal(s, r)
 			}
 			if !f.noVerify {
 				dir, err := os.MkdirTemp("", "kubeletcfg-migrate")
@@ -90,9 +97,17 @@ checks it gives the old effective configuration.`,
 				return nil
 			}
 			if f.output == "json" {
-				return writeJSON(s, res)
+				err = writeJSON(s, res)
+			} else {
+				err = printMigration(s, res)
 			}
-			return printMigration(s, res)
+			if err != nil {
+				return err
+			}
+			if r := res.Verdict(); r != nil {
+				return refusal(s, r)
+			}
+			return nil
 		},
 	}
 	f.versionFlags.bind(cmd.Flags())
@@ -112,7 +127,7 @@ func printMigration(s streams, res *migrate.Result) error {
 	}
 	fmt.Fprintf(s.Out, "# Remaining flags: %s\n", strings.Join(res.Flags, " "))
 	for _, r := range res.Removed {
-		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.Flag, r.Reason)
+		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.What(), r.Reason)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.Out, "# Warning: %s\n", w)
