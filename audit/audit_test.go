@@ -194,10 +194,11 @@ func result(t *testing.T, rep *Report, id string) Result {
 	return Result{}
 }
 
+// ownership lists the checks of file owners: files a test writes are root's
+// only when it runs as root.
+var ownership = []string{"4.1.2", "4.1.6", "4.1.8", "4.1.10", "4.1.10d"}
+
 func TestSecureNodePassesEveryCheck(t *testing.T) {
-	if !isRoot() {
-		t.Skip("root ownership of the node's files needs root")
-	}
 	for _, version := range []string{"1.28", "1.31", "1.33", "1.37"} {
 		t.Run(version, func(t *testing.T) {
 			rep, _ := run(t, secureFor(version), version, nil, "10.244.3.0/24")
@@ -205,6 +206,9 @@ func TestSecureNodePassesEveryCheck(t *testing.T) {
 				t.Fatalf("%d results, want every check", len(rep.Results))
 			}
 			for _, r := range rep.Results {
+				if !isRoot() && contains(ownership, r.ID) {
+					continue
+				}
 				if r.Status != Pass {
 					t.Errorf("%s %s: %s, value %s (%s) %s", r.ID, r.Title, r.Status, r.Value, r.Origin, r.Detail)
 				}
