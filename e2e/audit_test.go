@@ -139,33 +139,7 @@ func audit(t *testing.T, bin, minor string, args []string) map[string]auditResul
 // startKubelet runs the kubelet until it is healthy; stop ends it.
 func startKubelet(t *testing.T, bin string, args []string, logPath string) (stop func()) {
 	t.Helper()
-	log, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		log.Close()
-	}
-	t.Cleanup(stop)
+	stop = start(t, logPath, bin, args...)
 	waitHealthyAt(t, func() string {
 		out, _ := os.ReadFile(logPath)
 		return tail(out)
