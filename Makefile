@@ -80,7 +80,6 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./config/ -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 	$(GO) test ./flags/ -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
-	$(GO) test ./audit/ -run '^$$' -fuzz FuzzContainerdConfig -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin _build
