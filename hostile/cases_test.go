@@ -182,6 +182,11 @@ var hostileCases = []hostileCase{
 		args: []string{"validate", "--kubelet-version=1.37", "--allow-unknown-fields", "--config-dir", "@I/d", "@I/c.yaml"}, code: 0,
 		want: []string{`10.conf:3:1: bogus: unknown field "bogus"`, "(1 warning)"}},
 
+	{name: "diff -o json carries the command line's warnings", sample: true, root: map[string]string{
+		"etc/default/kubelet": "export KUBELET_EXTRA_ARGS=\"--max-pods=21\"\n"},
+		args: []string{"diff", V, "--to-version", "1.32", "--root", "@R", "-o", "json"}, code: 0,
+		stdout: []string{`"code": "systemd-ignored"`, `"file": "/etc/default/kubelet"`}},
+
 	// Messages.
 	{name: "syncFrequency 1x names field and line", in: map[string]string{"c.yaml": head + "maxPods: 3\nsyncFrequency: 1x\n"},
 		args: []string{"validate", V, "@I/c.yaml"}, code: 1, want: []string{`c.yaml:4:1: syncFrequency: "1x" is not a duration`, "invalid for kubelet 1.31: 1 error, 0 warnings"}},

@@ -125,7 +125,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 				if breaks == nil {
 					breaks = []audit.Result{}
 				}
-				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes, "breaks": breaks}); err != nil {
+				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes, "breaks": breaks, "warnings": allWarnings(nil, nil, f.warnings)}); err != nil {
 					return err
 				}
 			case f.unified:
@@ -332,7 +332,7 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 		if findings == nil {
 			findings = []diff.Finding{}
 		}
-		if err := writeJSON(s, map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings}); err != nil {
+		if err := writeJSON(s, map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings, "warnings": allWarnings(nil, nil, f.warnings)}); err != nil {
 			return err
 		}
 	} else {

@@ -17,6 +17,8 @@ import (
 // given after --.
 type sourceFlags struct {
 	from []string
+	// warnings are those of the command line read, for -o json.
+	warnings []warning.Warning
 }
 
 func (f *sourceFlags) bind(fs *pflag.FlagSet) {
@@ -38,15 +40,19 @@ func (f *sourceFlags) commandLine(root string, s streams) (*node.Kubelet, error)
 	}
 	fmt.Fprintf(s.ErrOut, "note: the kubelet's command line from %s\n", warning.Truncate(strings.Join(k.Files, ", "), 2000))
 	warning.Print(s.ErrOut, k.Warnings)
+	f.warnings = append(f.warnings, k.Warnings...)
 	return k, nil
 }
 
 // allWarnings joins the command line's structured warnings and a library's
 // plain ones, for printing and for -o json.
-func allWarnings(k *node.Kubelet, plain []string) []warning.Warning {
+func allWarnings(k *node.Kubelet, plain []string, more ...[]warning.Warning) []warning.Warning {
 	ws := []warning.Warning{}
 	if k != nil {
 		ws = append(ws, k.Warnings...)
+	}
+	for _, m := range more {
+		ws = append(ws, m...)
 	}
 	for _, p := range plain {
 		ws = append(ws, warning.Warning{Code: warning.Other, Message: p})
