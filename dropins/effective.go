@@ -388,6 +388,7 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Versi
 	if err != nil {
 		return nil, err
 	}
+	res.Warnings = append(res.Warnings, unread(dir)...)
 	var ds []*Dropin
 	for _, f := range files {
 		d, err := read(f, v)
