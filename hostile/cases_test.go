@@ -160,6 +160,18 @@ var hostileCases = []hostileCase{
 		"etc/default/kubelet":               ""},
 		args: []string{"effective", "--kubelet-version=1.37", "--root", "@R"}, code: 0, stdout: []string{"maxPods: 66"}},
 
+	{name: "--config-dir a link without a trailing slash is not read, and says so", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env": "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d\"\n",
+		"etc/kubernetes/kubelet.conf.d":     "-> /etc/kubernetes/real.d",
+		"etc/kubernetes/real.d/10.conf":     head + "maxPods: 66\n",
+		"etc/default/kubelet":               ""},
+		args: []string{"effective", "--kubelet-version=1.37", "--root", "@R"}, code: 0, stdout: []string{"maxPods: 110"},
+		want: []string{"--config-dir is a symbolic link: the kubelet reads no drop-in through it unless it ends in a slash"}},
+	{name: "drop-ins not named *.conf are said to be skipped", in: map[string]string{"c.yaml": head,
+		"d/10.yaml": head + "maxPods: 10\n", "d/30.CONF": head + "maxPods: 30\n", "d/20.conf": head + "maxPods: 20\n"},
+		args: []string{"effective", "--kubelet-version=1.37", "--config", "@I/c.yaml", "--config-dir", "@I/d"}, code: 0,
+		stdout: []string{"maxPods: 20"}, want: []string{"@I/d/10.yaml: not named *.conf", "@I/d/30.CONF: not named *.conf"}},
+
 	// YAML merge keys, checked as the kubelet's YAML reader expands them.
 	{name: "an unknown field in a merge key", in: map[string]string{"c.yaml": head + "<<: {maxPodz: 4}\n"},
 		args: []string{"validate", V, "@I/c.yaml"}, code: 1, want: []string{`c.yaml:3:6: maxPodz: unknown field "maxPodz" (did you mean "maxPods"?)`}},
