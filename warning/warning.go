@@ -31,6 +31,8 @@ const (
 	MergeKey        = "merge-key"        // a YAML merge key that overrides a key
 	NoEffect        = "no-effect"        // a setting something else overrides
 	Deprecated      = "deprecated"       // a deprecated flag or field
+	Unknowable      = "unknowable"       // what only the running node can tell
+	NotFound        = "not-found"        // a file the setup names that is not there
 	Other           = "other"            // anything else
 )
 
