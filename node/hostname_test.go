@@ -20,7 +20,9 @@ func TestHostnameOfAnImage(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{"a name", func(etc string) error { return os.WriteFile(filepath.Join(etc, "hostname"), []byte("# c\n\nworker-3\n"), 0o644) }, "worker-3", ""},
+		{"a name", func(etc string) error {
+			return os.WriteFile(filepath.Join(etc, "hostname"), []byte("# c\n\nworker-3\n"), 0o644)
+		}, "worker-3", ""},
 		{"no file", func(string) error { return nil }, "", "the image has no /etc/hostname"},
 		{"only comments", func(etc string) error { return os.WriteFile(filepath.Join(etc, "hostname"), []byte("# c\n"), 0o644) }, "", "names none"},
 		{"a link out of the image", func(etc string) error { return os.Symlink(outside, filepath.Join(etc, "hostname")) }, "", "the image has no /etc/hostname"},
