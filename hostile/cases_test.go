@@ -199,6 +199,10 @@ var hostileCases = []hostileCase{
 		args: []string{"diff", V, "--to-version", "1.32", "--root", "@R", "-o", "json"}, code: 0,
 		stdout: []string{`"code": "systemd-ignored"`, `"file": "/etc/default/kubelet"`}},
 
+	{name: "validate -o json codes its warnings", in: map[string]string{"c.yaml": head + "bogus: 1\n---\nx: 1\n"},
+		args: []string{"validate", V, "-o", "json", "--allow-unknown-fields", "@I/c.yaml"}, code: 0,
+		stdout: []string{`"code": "unknown-field"`, `"code": "document-ignored"`}},
+
 	// Messages.
 	{name: "syncFrequency 1x names field and line", in: map[string]string{"c.yaml": head + "maxPods: 3\nsyncFrequency: 1x\n"},
 		args: []string{"validate", V, "@I/c.yaml"}, code: 1, want: []string{`c.yaml:4:1: syncFrequency: "1x" is not a duration`, "invalid for kubelet 1.31: 1 error, 0 warnings"}},
