@@ -203,6 +203,16 @@ var hostileCases = []hostileCase{
 		args: []string{"validate", V, "-o", "json", "--allow-unknown-fields", "@I/c.yaml"}, code: 0,
 		stdout: []string{`"code": "unknown-field"`, `"code": "document-ignored"`}},
 
+	// The same condition, the same exit code in every command.
+	{name: "an empty drop-in: validate", in: map[string]string{"c.yaml": head, "d/10.conf": ""},
+		args: []string{"validate", "--kubelet-version=1.37", "--config-dir", "@I/d", "@I/c.yaml"}, code: 1, want: []string{"10.conf: the file is empty"}},
+	{name: "an empty drop-in: effective", in: map[string]string{"c.yaml": head, "d/10.conf": ""},
+		args: []string{"effective", "--kubelet-version=1.37", "--config", "@I/c.yaml", "--config-dir", "@I/d"}, code: 1, want: []string{"10.conf\" was empty"}},
+	{name: "a Pod as a drop-in: validate", in: map[string]string{"c.yaml": head, "d/10.conf": "apiVersion: v1\nkind: Pod\n"},
+		args: []string{"validate", "--kubelet-version=1.37", "--config-dir", "@I/d", "@I/c.yaml"}, code: 1, want: []string{`10.conf:1:13: apiVersion: is "v1"`}},
+	{name: "a Pod as a drop-in: effective", in: map[string]string{"c.yaml": head, "d/10.conf": "apiVersion: v1\nkind: Pod\n"},
+		args: []string{"effective", "--kubelet-version=1.37", "--config", "@I/c.yaml", "--config-dir", "@I/d"}, code: 1, want: []string{"unknown apiVersion/kind: v1, Kind=Pod"}},
+
 	// Messages.
 	{name: "syncFrequency 1x names field and line", in: map[string]string{"c.yaml": head + "maxPods: 3\nsyncFrequency: 1x\n"},
 		args: []string{"validate", V, "@I/c.yaml"}, code: 1, want: []string{`c.yaml:4:1: syncFrequency: "1x" is not a duration`, "invalid for kubelet 1.31: 1 error, 0 warnings"}},
