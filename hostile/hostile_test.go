@@ -165,7 +165,7 @@ type hostileCase struct {
 
 const (
 	maxTime = 10 * time.Second // generous for a loaded CI machine; the cases take well under a second
-	maxRSS  = 200 << 20 // bytes, of the child process
+	maxRSS  = 200 << 20        // bytes, of the child process
 )
 
 const V = "--kubelet-version=1.31"
