@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,6 +102,15 @@ type Outcome struct {
 	// Kubelet is the process confirmed (or the last one seen).
 	Kubelet *Proc         `json:"kubelet,omitempty"`
 	Checks  []CheckResult `json:"checks,omitempty"`
+	// KubeletVersion is the kubelet minor the change was judged for.
+	KubeletVersion string `json:"kubeletVersion"`
+	// Before and After are the effective configuration the kubelet runs
+	// now and would run with the change (v1beta1 JSON of that version).
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
+	// Writes are the files the change writes (or, in a dry run, would):
+	// none when the change is semantically empty.
+	Writes []string `json:"writes"`
 }
 
 // ErrRolledBack: the new configuration failed and the old one is back.

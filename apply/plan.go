@@ -36,6 +36,27 @@ func (p *Plan) empty() bool {
 	return len(p.Changes) == 0 && len(p.Writes) == 1
 }
 
+// outcome is what the plan says before anything is done: the changes, the
+// effective configurations before and after, and the files it writes (none
+// when the change is semantically empty).
+func (p *Plan) outcome(o Options) (*Outcome, error) {
+	v := o.Setup.Version
+	out := &Outcome{Changes: p.Changes, ConfigFile: p.ConfigFile, KubeletVersion: v.Minor, Writes: []string{}}
+	var err error
+	if out.Before, err = config.JSON(p.old.Config, v); err != nil {
+		return nil, err
+	}
+	if out.After, err = config.JSON(p.next.Config, v); err != nil {
+		return nil, err
+	}
+	if !p.empty() {
+		for _, w := range p.Writes {
+			out.Writes = append(out.Writes, w.Path)
+		}
+	}
+	return out, nil
+}
+
 // plan layers the new files over the node's setup, validates the result
 // for the kubelet's version and computes the changes. It writes nothing.
 func plan(o Options) (*Plan, error) {

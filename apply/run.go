@@ -21,7 +21,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Outcome{Changes: p.Changes, ConfigFile: p.ConfigFile}, nil
+		return p.outcome(o)
 	}
 	dir, err := stateDir(o.StateDir)
 	if err != nil {
@@ -42,9 +42,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Changes: p.Changes, ConfigFile: p.ConfigFile}
-	if p.empty() {
-		return out, nil
+	out, err := p.outcome(o)
+	if err != nil || p.empty() {
+		return out, err
 	}
 	if err := p.gate(o); err != nil {
 		return out, err

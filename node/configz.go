@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // Live says how to reach a running kubelet's /configz.
@@ -37,7 +38,7 @@ func Configz(ctx context.Context, l Live) ([]byte, error) {
 func (l Live) Client() (*http.Client, error) {
 	tlsCfg := &tls.Config{InsecureSkipVerify: l.Insecure} //nolint:gosec // only on request, for self-signed kubelets
 	if l.CA != "" {
-		pem, err := os.ReadFile(l.CA)
+		pem, err := nodefile.ReadFile(l.CA, nodefile.PEM)
 		if err != nil {
 			return nil, err
 		}

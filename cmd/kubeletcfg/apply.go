@@ -18,6 +18,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // exitRolledBack: the change was applied, failed, and the old one is back.
@@ -179,7 +180,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 			dropinName, f.file = name, file
 			continue
 		}
-		content, err := os.ReadFile(file)
+		content, err := nodefile.ReadFile(file, nodefile.Config)
 		if err != nil {
 			return err
 		}
@@ -192,7 +193,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	content, err := os.ReadFile(f.file)
+	content, err := nodefile.ReadFile(f.file, nodefile.Config)
 	if err != nil {
 		return err
 	}
