@@ -663,3 +663,28 @@ func TestRecordsAndPrune(t *testing.T) {
 		t.Errorf("the dated copy of record 2: %v", err)
 	}
 }
+
+// A drain-class change removes the stale state file (staged once, however
+// many changes name it) and a rollback puts it back.
+func TestRunStateFileRemovedAndRestored(t *testing.T) {
+	n := newNode(t, map[string]life{"cpuManagerPolicy: static": {healthyAfter: -1}})
+	state := filepath.Join(n.dir, "root", "cpu_manager_state")
+	os.MkdirAll(filepath.Dir(state), 0o700)
+	os.WriteFile(state, []byte(`{"policyName":"none"}`), 0o600)
+	n.opts.Drained, n.opts.Timeout = true, 3*time.Second
+	out, err := n.apply(t, "maxPods: 100\ncpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n")
+	if !errors.Is(err, ErrRolledBack) {
+		t.Fatalf("%+v, %v", out, err)
+	}
+	if b, _ := os.ReadFile(state); string(b) != `{"policyName":"none"}` {
+		t.Errorf("after the rollback cpu_manager_state holds %q", b)
+	}
+	n.noJournal(t)
+	n.kubelet.behave = byContent(nil)
+	if _, err := n.apply(t, "maxPods: 100\ncpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Error("the stale cpu_manager_state stays")
+	}
+}
