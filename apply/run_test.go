@@ -2,11 +2,13 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -699,4 +701,73 @@ func TestNoFailpointsWithoutTag(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.configIs(t, "maxPods: 261\n")
+}
+
+// Recovery after an apply killed while its restart command ran: the
+// recovery's restart waits until that command has ended.
+func TestRecoverWaitsForTheInterruptedRestart(t *testing.T) {
+	n := newNode(t, nil)
+	jr := n.interrupted(t, "maxPods: 271\n")
+	dir, _ := stateDir(n.state)
+	restart := exec.Command("sleep", "1")
+	restart.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := restart.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan time.Time, 1)
+	go func() { restart.Wait(); ended <- time.Now() }()
+	jr.Restart = &procRef{PID: restart.Process.Pid, Start: procStart(restart.Process.Pid)}
+	if err := writeJournal(dir, jr); err != nil {
+		t.Fatal(err)
+	}
+	var restartedAt time.Time
+	r := &recordingRestarter{Restarter: n.kubelet, at: &restartedAt}
+	if _, err := Recover(context.Background(), RecoverOptions{StateDir: n.state, Restarter: r}); err != nil {
+		t.Fatal(err)
+	}
+	if end := <-ended; restartedAt.Before(end) {
+		t.Errorf("the recovery restarted the kubelet at %s, before the interrupted restart ended at %s", restartedAt.Format("15:04:05.000"), end.Format("15:04:05.000"))
+	}
+	n.configIs(t, "maxPods: 100\n")
+}
+
+type recordingRestarter struct {
+	Restarter
+	at *time.Time
+}
+
+func (r *recordingRestarter) Restart(ctx context.Context) error {
+	*r.at = time.Now()
+	return r.Restarter.Restart(ctx)
+}
+
+// The restart command's process group is in the journal while it runs.
+func TestRunRecordsTheRestartCommand(t *testing.T) {
+	n := newNode(t, nil)
+	pidFile := filepath.Join(n.dir, "kubelet.pid")
+	during := filepath.Join(n.dir, "journal-during-restart")
+	o := n.opts
+	o.Restarter, o.Clock, o.PIDFile = nil, nil, pidFile
+	o.Restart = fmt.Sprintf("sleep 0.3; cp %s %s; setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! >%s", filepath.Join(n.state, journalName), during, pidFile)
+	o.StableFor, o.Timeout = 300*time.Millisecond, 5*time.Second
+	o.probe = func(context.Context, *v1beta1.KubeletConfiguration) (bool, string) { return true, "healthz" }
+	o.NewFile = []byte(baseConfig + "maxPods: 281\n")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(during)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j Journal
+	if err := json.Unmarshal(b, &j); err != nil || j.Restart == nil || j.Restart.PID <= 0 || j.Restart.Start == 0 {
+		t.Errorf("the journal during the restart: %s (%v)", b, err)
+	}
 }
