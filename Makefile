@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema fuzz bench clean e2e kubelet apiserver
+.PHONY: all build test vet demo schema fuzz bench clean e2e kubelet apiserver ansible-core ansible-test ansible-demo
 
 all: build
 
@@ -50,6 +50,26 @@ demo: build
 	@echo
 	@echo "== kubeletcfg explain evictionHard --kubelet-version 1.31"
 	@$(BIN) explain evictionHard --kubelet-version 1.31
+
+# The Ansible collection (ansible/) with Debian's ansible-core: ansible-doc,
+# and the rollout playbook run with the real ansible-playbook against four
+# hosts on this machine (ansible_connection: local, a node tree each).
+ansible-core:
+	@command -v ansible-playbook >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ansible-core; }
+
+ansible-test: ansible-core
+	$(GO) test -tags ansible -count=1 -v ./ansible/tests/
+
+# The rollout playbook in check and diff mode against the embedded sample node
+# (its node tree as --root): the classified changes and the before/after of
+# the effective configuration; nothing is written.
+ansible-demo: build ansible-core
+	ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/bin/collections ansible-galaxy collection install --force -p $(CURDIR)/bin/collections $(CURDIR)/ansible >/dev/null
+	ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/bin/collections ANSIBLE_NOCOWS=1 ansible-playbook --check --diff \
+	  -i node-1, -c local -e ansible_python_interpreter=/usr/bin/python3 \
+	  -e kubeletcfg_binary=$(CURDIR)/$(BIN) -e kubelet_root=$(CURDIR)/$(SAMPLE) -e kubelet_version=1.31 \
+	  -e kubelet_config_src=$(CURDIR)/$(SAMPLE)/new-config.yaml -e kubelet_nodes=all -e kubelet_drain=false \
+	  kubeletcfg.kubelet.rollout
 
 # Regenerate schema/data and testdata/reference from the kubelet's own code
 # (builds a generator per release in schema/releases.txt; ~5 min each cold).
@@ -127,6 +147,6 @@ $(NSPAWN_ROOTFS)/lib/systemd/systemd:
 	debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,containerd,runc,iproute2 bookworm $(NSPAWN_ROOTFS).tmp
 	rm -rf $(NSPAWN_ROOTFS) && mv $(NSPAWN_ROOTFS).tmp $(NSPAWN_ROOTFS)
 
-e2e: $(KUBELET) $(APISERVER) $(NSPAWN_ROOTFS)/lib/systemd/systemd
+e2e: $(KUBELET) $(APISERVER) $(NSPAWN_ROOTFS)/lib/systemd/systemd ansible-core
 	@command -v containerd >/dev/null && command -v systemd-nspawn >/dev/null && command -v etcd >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container etcd-server; }
 	NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) APISERVER_BIN=$(APISERVER) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v ./e2e/

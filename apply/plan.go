@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
@@ -44,6 +45,9 @@ func (p *Plan) outcome(o Options) (*Outcome, error) {
 	v := o.Setup.Version
 	out := &Outcome{Changes: p.Changes, ConfigFile: p.ConfigFile, KubeletVersion: v.Minor, Writes: []string{}}
 	var err error
+	if out.Breaks, err = audit.Breaks(v, p.old.Config, p.next.Config); err != nil {
+		return nil, err
+	}
 	if out.Before, err = config.JSON(p.old.Config, v); err != nil {
 		return nil, err
 	}
@@ -149,9 +153,17 @@ func stateWrites(files []string) []FileWrite {
 	return out
 }
 
-// gate refuses a change the node is not ready for, and says what changes
+// gate refuses a change the node is not ready for, or that makes a CIS
+// kubelet check fail that passes now (unless allowed), and says what changes
 // the kubelet's exposure.
-func (p *Plan) gate(o Options) error {
+func (p *Plan) gate(o Options, out *Outcome) error {
+	if len(out.Breaks) > 0 && !o.AllowInsecure {
+		var broken []string
+		for _, b := range out.Breaks {
+			broken = append(broken, fmt.Sprintf("CIS %s (%s): %s", b.ID, b.Title, b.Value))
+		}
+		return fmt.Errorf("the change makes checks fail that pass now: %s; give --allow-insecure to apply it anyway", strings.Join(broken, "; "))
+	}
 	for _, c := range p.Changes {
 		for _, cl := range c.Classes {
 			switch {

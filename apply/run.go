@@ -46,7 +46,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil || p.empty() {
 		return out, err
 	}
-	if err := p.gate(o); err != nil {
+	if err := p.gate(o, out); err != nil {
 		return out, err
 	}
 	if o.Hooks.BeforeCommit != nil {

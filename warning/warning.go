@@ -22,15 +22,15 @@ type Warning struct {
 
 // Codes of warnings. A code says what happened, not where.
 const (
-	SystemdIgnored  = "systemd-ignored"   // a unit or environment file line systemd ignores
-	VariableUnused  = "variable-unused"   // an environment file whose variables reach no kubelet flag
-	DocumentIgnored = "document-ignored"  // a YAML document after the first, which the kubelet never reads
-	DropinSkipped   = "dropin-skipped"    // a file in --config-dir that is not a *.conf drop-in
-	Dropped         = "dropped"           // a value the kubelet drops (unknown or removed field, ...)
-	MergeKey        = "merge-key"         // a YAML merge key that overrides a key
-	NoEffect        = "no-effect"         // a setting something else overrides
-	Deprecated      = "deprecated"        // a deprecated flag or field
-	Other           = "other"             // anything else
+	SystemdIgnored  = "systemd-ignored"  // a unit or environment file line systemd ignores
+	VariableUnused  = "variable-unused"  // an environment file whose variables reach no kubelet flag
+	DocumentIgnored = "document-ignored" // a YAML document after the first, which the kubelet never reads
+	DropinSkipped   = "dropin-skipped"   // a file in --config-dir that is not a *.conf drop-in
+	Dropped         = "dropped"          // a value the kubelet drops (unknown or removed field, ...)
+	MergeKey        = "merge-key"        // a YAML merge key that overrides a key
+	NoEffect        = "no-effect"        // a setting something else overrides
+	Deprecated      = "deprecated"       // a deprecated flag or field
+	Other           = "other"            // anything else
 )
 
 // String renders file:line: field: message.

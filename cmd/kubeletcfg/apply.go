@@ -33,6 +33,8 @@ type applyFlags struct {
 	file    string
 	dryRun  bool
 	drained bool
+	// allowInsecure lets a change through that breaks a passing CIS check.
+	allowInsecure bool
 	restartFlags
 	stateDir    string
 	dropins     []string
@@ -220,6 +222,7 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "with --from-migrate, the config file to create when the kubelet has no --config")
 	fl.StringArrayVar(&f.dropins, "dropin", nil, "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f; repeatable")
 	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
+	fl.BoolVar(&f.allowInsecure, "allow-insecure", false, "apply a change that makes a CIS kubelet check fail that passes now (kubeletcfg audit); refused without it")
 	f.restartFlags.bind(fl)
 	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory: lock, journal, backups (default "+apply.DefaultStateDir+", inside --root when given)")
 	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
@@ -296,6 +299,7 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 // applyWith runs an apply with the flags every apply takes, and prints it.
 func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) error {
 	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
+	o.AllowInsecure = f.allowInsecure
 	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard, o.StateDir = f.logFile, f.keep, f.configz(), f.startGuard, f.stateDir
 	o.Timeout, o.StableFor, o.Progress = f.timeout, f.stableFor, s.ErrOut
 	if f.live.ClientCert != "" || f.live.CA != "" || f.live.Insecure {
@@ -311,11 +315,15 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 			if out.Changes == nil {
 				out.Changes = []diff.Change{}
 			}
+			if out.Writes == nil {
+				out.Writes = []string{}
+			}
 			if werr := writeJSON(s, out); werr != nil {
 				return werr
 			}
 		} else {
 			printChanges(s, out.Changes)
+			printBreaks(s, out.Breaks)
 			if out.RolledBack {
 				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
 			} else if out.Applied && err == nil {

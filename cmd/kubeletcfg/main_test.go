@@ -370,3 +370,51 @@ func TestEffectiveCarriesTheVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyJSONCarriesEffectiveConfigurations: apply -o json gives the
+// kubelet version it judged for and the effective configuration before and
+// after the change, defaults included (what a caller such as the Ansible
+// module shows as its diff), the files it would write, and a semantically
+// equal file plans nothing.
+func TestApplyJSONCarriesEffectiveConfigurations(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	head := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	for p, c := range map[string]string{
+		cfg: head + "maxPods: 100\n",
+		// the same configuration: other key order, a comment, a default written out
+		filepath.Join(dir, "same.yaml"): "# pods\nmaxPods: 100\nkind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nsyncFrequency: 1m0s\n",
+		filepath.Join(dir, "new.yaml"):  head + "maxPods: 120\n",
+	} {
+		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	host, _ := os.Hostname()
+	plan := func(file string) (int, map[string]any) {
+		code, out, errOut := runCLI(t, "apply", "--node", host, "--kubelet-version", "1.31", "-f", file, "--dry-run", "-o", "json", "--", "--config="+cfg)
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%s: exit %d, not JSON: %v\n%s%s", file, code, err, out, errOut)
+		}
+		return code, got
+	}
+	code, got := plan(filepath.Join(dir, "new.yaml"))
+	if code != 1 || got["kubeletVersion"] != "1.31" {
+		t.Errorf("exit %d, kubeletVersion %v; want 1, 1.31", code, got["kubeletVersion"])
+	}
+	if w, _ := got["writes"].([]any); len(w) != 1 || w[0] != cfg {
+		t.Errorf("writes %v, want [%s]", got["writes"], cfg)
+	}
+	before, _ := got["before"].(map[string]any)
+	after, _ := got["after"].(map[string]any)
+	if before["maxPods"] != 100.0 || after["maxPods"] != 120.0 {
+		t.Errorf("maxPods before %v after %v, want 100 and 120", before["maxPods"], after["maxPods"])
+	}
+	if before["syncFrequency"] != "1m0s" || after["cgroupDriver"] != "cgroupfs" {
+		t.Errorf("before/after lack the defaults: syncFrequency %v, cgroupDriver %v", before["syncFrequency"], after["cgroupDriver"])
+	}
+	if code, got := plan(filepath.Join(dir, "same.yaml")); code != 0 || len(got["changes"].([]any)) != 0 || len(got["writes"].([]any)) != 0 {
+		t.Errorf("a semantically equal file: exit %d, changes %v, writes %v; want 0 and none", code, got["changes"], got["writes"])
+	}
+}
