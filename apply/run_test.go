@@ -771,3 +771,17 @@ func TestRunRecordsTheRestartCommand(t *testing.T) {
 		t.Errorf("the journal during the restart: %s (%v)", b, err)
 	}
 }
+
+// A new kubelet already gone at the first look fails the watch at once,
+// with its exit, not at the end of the timeout.
+func TestRunNewKubeletGoneAtOnce(t *testing.T) {
+	n := newNode(t, map[string]life{"maxPods: 291": {healthyAfter: -1, diesAfter: time.Nanosecond}})
+	start := n.clock.Now()
+	out, err := n.apply(t, "maxPods: 291\n")
+	if !errors.Is(err, ErrRolledBack) || !strings.Contains(out.Cause, "exited") {
+		t.Fatalf("%+v, %v", out, err)
+	}
+	if took := n.clock.Now().Sub(start); took > 5*time.Second {
+		t.Errorf("the failure took %s of the watch", took)
+	}
+}
