@@ -785,3 +785,29 @@ func TestRunNewKubeletGoneAtOnce(t *testing.T) {
 		t.Errorf("the failure took %s of the watch", took)
 	}
 }
+
+// One guard at a time: a second guard waits for the first.
+func TestOneGuardAtATime(t *testing.T) {
+	n := newNode(t, nil)
+	dir, _ := stateDir(n.state)
+	first, err := waitLock(context.Background(), n.clock, filepath.Join(dir, "guard.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Guard(context.Background(), GuardOptions{StateDir: n.state, ID: "x", Restarter: n.kubelet, Clock: realClock{}}) }()
+	select {
+	case err := <-done:
+		t.Fatalf("a second guard ran beside the first: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	first.Release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second guard did not run once the first ended")
+	}
+}
