@@ -74,9 +74,9 @@ the process is watched. The kubelet must be healthy within --health-timeout,
 then stay so for --stable-for more. The default of --stable-for, 10s, comes
 from the kubelet's own start-up failures measured with kubelet 1.37 (a cgroup
 driver or cgroup version it cannot use, kubeReserved beyond the machine, its
-port in use, a stale CPU manager checkpoint): it exits 0.05-0.9 s after its
-start, and where healthz answered first, at most ~0.1 s before the exit. 10s
-covers that many times over, on slow machines too, and a kubelet that dies 5 s
+port in use, a stale CPU manager checkpoint): it exits 0.04-0.95 s after its
+start, and where healthz answered first, 0.06-0.1 s before the exit (0.65 s on
+a loaded machine). 10s covers that many times over, and a kubelet that dies 5 s
 after its healthz first answered is rolled back. A failing kubelet is seen the
 moment it exits, so the window lengthens only the good applies; a rollback's
 own watch lasts at most 2s (the old configuration ran before).
