@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema fuzz bench clean e2e kubelet apiserver ansible-core ansible-test ansible-demo
+.PHONY: all build test vet demo schema fuzz fuzz-ci bench clean e2e kubelet apiserver ansible-core ansible-test ansible-demo
 
 all: build
 
@@ -76,10 +76,15 @@ ansible-demo: build ansible-core
 schema: legacy-flags
 	hack/schemagen/generate.sh
 
+# Every fuzzer for FUZZTIME; CI runs them briefly (fuzz-ci) after make test.
 FUZZTIME ?= 30s
+FUZZERS  := config:FuzzDecode nodefile:FuzzHostPath units:FuzzUnitFile units:FuzzReadEnvFile units:FuzzSplitCommandLine flags:FuzzParse
 fuzz:
-	$(GO) test ./config/ -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
-	$(GO) test ./flags/ -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	@set -e; for f in $(FUZZERS); do \
+	  echo "== $$f"; $(GO) test ./$${f%%:*}/ -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME); \
+	done
+fuzz-ci:
+	$(MAKE) fuzz FUZZTIME=10s
 
 clean:
 	rm -rf bin _build

@@ -170,6 +170,9 @@ func newGuardCmd() *cobra.Command {
 }
 
 func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
+	if err := f.checkNonNegative(); err != nil {
+		return err
+	}
 	if f.fromMigrate {
 		return runApplyMigration(cmd, s, f, args)
 	}
@@ -263,7 +266,7 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	setup := dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}
 	cur, err := dropins.Effective(setup)
 	if err != nil {
-		return err
+		return placed(err, k)
 	}
 	configPath := cur.ConfigFile
 	if configPath == "" {
@@ -338,6 +341,19 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 		return err
 	case f.dryRun && len(out.Changes) > 0:
 		return errCheckFailed
+	}
+	return nil
+}
+
+// checkNonNegative refuses negative durations and counts.
+func (f *applyFlags) checkNonNegative() error {
+	switch {
+	case f.timeout < 0:
+		return fmt.Errorf("--health-timeout %v: must not be negative", f.timeout)
+	case f.stableFor < 0:
+		return fmt.Errorf("--stable-for %v: must not be negative", f.stableFor)
+	case f.keep < 0:
+		return fmt.Errorf("--keep-backups %d: must not be negative (0 keeps all)", f.keep)
 	}
 	return nil
 }
