@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/flags"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -156,7 +157,10 @@ func layer(opts Options) (*Result, error) {
 		dropGates(opts, nil, cfg, "")
 		markFlags(origins, set, cl, opts.ArgSources)
 	} else {
-		path := onDisk(opts, res.ConfigFile)
+		path, err := onDisk(opts, res.ConfigFile, false)
+		if err != nil {
+			return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", res.ConfigFile, err)
+		}
 		if opts.Base != nil {
 			// The file as it will be (it may not exist yet).
 			cfg = config.ResolvePaths(opts.Base, v, nodeDir(opts, res.ConfigFile))
@@ -180,7 +184,10 @@ func layer(opts Options) (*Result, error) {
 	}
 
 	if res.ConfigDir != "" {
-		dir := onDisk(opts, res.ConfigDir)
+		dir, err := onDisk(opts, res.ConfigDir, true)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read kubelet dropin directory %q: %w", res.ConfigDir, err)
+		}
 		if env := v.DropinEnv(); env != "" {
 			lookup := opts.LookupEnv
 			if lookup == nil {
@@ -310,19 +317,26 @@ func overlay(base, top map[string]bool) map[string]bool {
 }
 
 // onDisk is where a path the kubelet names is read: relative to its working
-// directory, under the root of an offline node image.
-func onDisk(opts Options, p string) string {
+// directory, under the root of an offline node image (symbolic links
+// resolved inside it, see nodefile.HostPath and HostDir).
+func onDisk(opts Options, p string, isDir bool) (string, error) {
 	if !filepath.IsAbs(p) && (opts.Dir != "" || opts.Root != "") {
 		dir := opts.Dir
 		if dir == "" {
 			dir = "/" // a systemd service runs in /
 		}
-		p = filepath.Join(dir, p)
+		slash := strings.HasSuffix(p, "/")
+		if p = filepath.Join(dir, p); slash {
+			p += "/"
+		}
 	}
-	if opts.Root != "" {
-		return filepath.Join(opts.Root, p)
+	switch {
+	case opts.Root == "":
+		return p, nil
+	case isDir:
+		return nodefile.HostDir(opts.Root, p)
 	}
-	return p
+	return nodefile.HostPath(opts.Root, p)
 }
 
 // nodeDir is the directory of a file as the kubelet sees it, against which
@@ -343,7 +357,7 @@ func nodeDir(opts Options, p string) string {
 }
 
 func mustRead(path string) []byte {
-	data, _ := os.ReadFile(path)
+	data, _ := nodefile.ReadFile(path, nodefile.Config)
 	return data
 }
 
@@ -351,7 +365,7 @@ func mustRead(path string) []byte {
 // leniently (unknown fields dropped: reported as warnings), defaulted, paths
 // resolved against its directory.
 func loadConfigFile(path, dir string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, error) {
-	data, err := os.ReadFile(path)
+	data, err := nodefile.ReadFile(path, nodefile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
 	}

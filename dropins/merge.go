@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -55,7 +55,7 @@ func List(dir string) ([]string, error) {
 
 // read loads a drop-in as the kubelet does before merging it.
 func read(path string, v *schema.Version) (*Dropin, error) {
-	data, err := os.ReadFile(path)
+	data, err := nodefile.ReadFile(path, nodefile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
 	}
@@ -285,7 +285,7 @@ func loadAndCopyAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.V
 		out.EvictionHard = shared
 	}
 	for i, d := range ds {
-		data, err := os.ReadFile(d.Path)
+		data, err := nodefile.ReadFile(d.Path, nodefile.Config)
 		if err != nil {
 			return nil, err
 		}

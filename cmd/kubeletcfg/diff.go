@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/kubelet/config/v1beta1"
 
+	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
@@ -59,7 +60,8 @@ func newDiffCmd(s streams) *cobra.Command {
 version (defaults applied, so maxPods: 110 against an absent maxPods is no
 change) and lists every changed field with what it takes: a restart; a drain
 and the removal of a state file (the kubelet refuses to start otherwise); a node
-registration; a change of security posture; a matching container runtime.
+registration; a change of security posture; a matching container runtime. A
+change that makes a CIS kubelet check fail that passed before is named.
 
   diff NEW [--against OLD]   NEW against OLD (default: the node's
                              /var/lib/kubelet/config.yaml, under --root)
@@ -111,20 +113,29 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
+			breaks, err := audit.Breaks(v, old.cfg, nw.cfg)
+			if err != nil {
+				return err
+			}
 			switch {
 			case f.output == "json":
 				if changes == nil {
 					changes = []diff.Change{}
 				}
-				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes}); err != nil {
+				if breaks == nil {
+					breaks = []audit.Result{}
+				}
+				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes, "breaks": breaks}); err != nil {
 					return err
 				}
 			case f.unified:
 				if err := printUnified(s, v, old, nw); err != nil {
 					return err
 				}
+				printBreaks(s, breaks)
 			default:
 				printChanges(s, changes)
+				printBreaks(s, breaks)
 			}
 			if nw.refused != nil {
 				return refusal(s, nw.refused)
@@ -272,6 +283,13 @@ func printChanges(s streams, changes []diff.Change) {
 		fmt.Fprintf(s.Out, "%s: %s%s%s -> %s%s%s  [%s%s]\n", c.Path, red, diff.Value(c.Old), reset, green, diff.Value(c.New), reset, strings.Join(classes, ", "), extra)
 	}
 	fmt.Fprintf(s.Out, "%d changes\n", len(changes))
+}
+
+// printBreaks names the checks that pass before the change and fail after.
+func printBreaks(s streams, breaks []audit.Result) {
+	for _, b := range breaks {
+		fmt.Fprintf(s.Out, "security: breaks CIS %s %s: %s\n", b.ID, b.Title, b.Value)
+	}
 }
 
 func printUnified(s streams, v *schema.Version, old, nw side) error {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type effectiveFlags struct {
@@ -70,8 +72,9 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 				kargs = append(kargs, "--config-dir="+f.configDir)
 			}
 			opts := dropins.Options{Version: v, Args: kargs, Root: f.root}
+			var k *node.Kubelet
 			if len(kargs) == 0 && cmd.ArgsLenAtDash() < 0 {
-				k, err := f.commandLine(f.root, s)
+				k, err = f.commandLine(f.root, s)
 				if err != nil {
 					return err
 				}
@@ -81,10 +84,8 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 			if err != nil {
 				return refusal(s, err)
 			}
-			for _, w := range res.Warnings {
-				fmt.Fprintf(s.ErrOut, "warning: %s\n", w)
-			}
-			if err := printEffective(s, res, f.showOrigin, f.output); err != nil {
+			warning.Print(s.ErrOut, allWarnings(nil, res.Warnings))
+			if err := printEffective(s, res, f.showOrigin, f.output, allWarnings(k, res.Warnings)); err != nil {
 				return err
 			}
 			if r := res.Verdict(); r != nil {
@@ -102,7 +103,7 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 	return cmd
 }
 
-func printEffective(s streams, res *dropins.Result, showOrigin bool, output string) error {
+func printEffective(s streams, res *dropins.Result, showOrigin bool, output string, warnings []warning.Warning) error {
 	var remaining []string
 	for _, o := range res.Flags {
 		remaining = append(remaining, "--"+o.Flag.Name+"="+o.Value)
@@ -117,7 +118,7 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 			for _, e := range entries {
 				m[e.Path] = e
 			}
-			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": m, "flags": nonNil(remaining)})
+			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": m, "flags": nonNil(remaining), "warnings": warnings})
 		}
 		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s, field: value  # origin\n", res.Version.Minor)
 		for _, e := range entries {
@@ -137,7 +138,7 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 			return err
 		}
 		if output == "json" {
-			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": json.RawMessage(raw), "flags": nonNil(remaining)})
+			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": json.RawMessage(raw), "flags": nonNil(remaining), "warnings": warnings})
 		}
 		out, err := config.Render(raw, "yaml")
 		if err != nil {

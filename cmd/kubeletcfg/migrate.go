@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 )
@@ -19,6 +20,7 @@ type migrateFlags struct {
 	configPath string
 	noVerify   bool
 	outputDir  string
+	secure     bool
 }
 
 func newMigrateCmd(s streams) *cobra.Command {
@@ -33,7 +35,8 @@ the same effective configuration: only what differs from the version's
 config-file defaults, and only flags without a config field left as flags.
 Flags the version no longer has are listed as removed, with the reason. Legacy
 flag defaults the old setup relied on (anonymous authentication, AlwaysAllow,
-read-only port 10255, no evictionHard) are written out and reported.
+read-only port 10255, no evictionHard) are written out and reported, with the
+CIS checks they fail; --secure writes the secure values instead.
 
 Before printing, migrate lays the new setup the way the kubelet would and
 checks it gives the old effective configuration. When the target kubelet
@@ -83,6 +86,9 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 					return fmt.Errorf("kubeletcfg's own check of the migration failed (please report): %w", err)
 				}
 			}
+			if res.Warnings, err = audit.SecureMigration(v, res.Effective, res.Config, res.Warnings, f.secure); err != nil {
+				return err
+			}
 			if f.outputDir != "" {
 				if err := res.WriteDir(f.outputDir); err != nil {
 					return err
@@ -110,6 +116,7 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 	cmd.Flags().StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "where the new config file will live (named by the remaining --config flag)")
 	cmd.Flags().StringVar(&f.outputDir, "output-dir", "", "write config.yaml, kubelet-flags.env (the remaining flags), migration.json and report.txt into this directory (never over existing files)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "skip the check that the new setup gives the old effective configuration")
+	cmd.Flags().BoolVar(&f.secure, "secure", false, "write the secure values instead of the legacy defaults that fail a CIS check (anonymous authentication, AlwaysAllow, the read-only port): a change of behaviour, unlike the rest of the migration")
 	return cmd
 }
 
