@@ -292,7 +292,7 @@ func realistic() []setup {
 			"--tls-private-key-file=/etc/kubernetes/certs/kubeletserver.key"}},
 		{name: "openshift-3.11-removed-gates", args: []string{"--kubeconfig=/etc/origin/node/node.kubeconfig", "--config=node-config.yaml",
 			"--feature-gates=RotateKubeletClientCertificate=true,RotateKubeletServerCertificate=true", "--pod-manifest-path=/etc/origin/node/pods",
-			"--node-labels=node-role.kubernetes.io/compute=true", "--cgroup-driver=systemd", "--v=2"},
+			"--node-labels=node.openshift.io/role=compute", "--cgroup-driver=systemd", "--v=2"},
 			files: map[string]string{"node-config.yaml": header + "featureGates:\n  ExpandPersistentVolumes: true\n  DynamicKubeletConfig: false\n  PodPriority: true\nmaxPods: 250\npodsPerCore: 10\n"}},
 		{name: "dualstack-1.29-removed-gates", args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--config=config.yaml",
 			"--feature-gates=CloudDualStackNodeIPs=true", "--node-ip=10.0.0.7,fd00::7", "--cloud-provider=external"},

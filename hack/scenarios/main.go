@@ -63,6 +63,10 @@ var fixed = map[string]map[string]string{
 	"null-in-map-dropins": {"args": "--config-dir=conf.d\n", "env": "KUBELET_CONFIG_DROPIN_DIR_ALPHA=\n",
 		"conf.d/10-a.conf": header + "systemReserved:\n  cpu: 200m\n  memory: null\n",
 		"conf.d/20-b.conf": header + "maxPods: 70\n"},
+	// Node labels the kubelet may not set on its own node (OpenShift 3
+	// set this one), refused before any file is read.
+	"node-labels-forbidden": {"args": "--config=config.yaml\n--node-labels=node-role.kubernetes.io/compute=true,pool=a\n",
+		"config.yaml": header + "maxPods: 50\n"},
 	// A duplicate key in a drop-in.
 	"duplicate-key-dropin": {"args": "--config=config.yaml\n--config-dir=conf.d\n", "env": "KUBELET_CONFIG_DROPIN_DIR_ALPHA=\n",
 		"config.yaml":      header + "maxPods: 20\n",
