@@ -263,7 +263,8 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	if err != nil {
 		return err
 	}
-	setup := dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}
+	setup := dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root,
+		DropGate: func(name string) bool { _, gone := v.RemovedGate(name); return gone }} // as migrate leaves them out
 	cur, err := dropins.Effective(setup)
 	if err != nil {
 		return placed(err, k)
@@ -293,7 +294,7 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	}
 	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
 	for _, r := range res.Removed {
-		fmt.Fprintf(s.ErrOut, "removed: %s: %s\n", r.Flag, r.Reason)
+		fmt.Fprintf(s.ErrOut, "removed: %s: %s\n", r.What(), r.Reason)
 	}
 	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: doc, Extra: extra,
 		NewArgs: res.CommandLine(k.Args), ConfigPath: configPath})
