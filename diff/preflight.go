@@ -69,12 +69,33 @@ func Preflight(o PreflightOptions) ([]Finding, error) {
 	}
 	to := o.Layer
 	to.Version, to.Args = o.To, kept
+	// A gate To no longer has is left out, as a flag it lost is, so that the
+	// rest of the upgrade can be read.
+	to.DropGate = func(name string) bool { _, gone := o.To.RemovedGate(name); return gone }
 	after, err := dropins.Effective(to)
 	if err != nil {
 		out = append(out, Finding{Severity: "blocker", Subject: "kubelet " + o.To.Minor, Message: err.Error(), Do: "fix what it names before upgrading"})
 		return out, nil
 	}
+	gone := map[string]bool{}
+	for _, d := range after.DroppedGates {
+		if gone[d.Name] {
+			continue
+		}
+		gone[d.Name] = true
+		g, _ := o.To.RemovedGate(d.Name)
+		out = append(out, Finding{Severity: "blocker", Subject: "featureGates." + d.Name, Message: g.Dropping(o.To, d.Value) + " (set in " + d.Where + ")",
+			Do: fmt.Sprintf("remove the setting (kubeletcfg migrate --kubelet-version %s leaves it out)", o.To.Minor)})
+	}
+	if r := after.Verdict(); r != nil {
+		for _, reason := range r.Reasons {
+			out = append(out, Finding{Severity: "blocker", Subject: "kubelet " + o.To.Minor, Message: reason, Do: "fix what it names before upgrading"})
+		}
+	}
 	for _, name := range sortedKeys(before.Config.FeatureGates) {
+		if gone[name] {
+			continue
+		}
 		for _, e := range o.To.CheckGates(map[string]bool{name: before.Config.FeatureGates[name]}) {
 			out = append(out, Finding{Severity: "blocker", Subject: "featureGates." + name, Message: e, Do: "remove the gate setting (GA and removed gates cannot be set)"})
 		}
