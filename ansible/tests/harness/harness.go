@@ -105,6 +105,7 @@ type Run struct {
 	Code   int
 	Output string
 	Took   time.Duration
+	CPU    time.Duration // user and system time of ansible-playbook and what it ran
 	Events []Event
 }
 
@@ -128,6 +129,9 @@ func (e *Env) Playbook(t testing.TB, inventory, playbook string, extra map[strin
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	r := &Run{Output: string(out), Took: time.Since(start)}
+	if cmd.ProcessState != nil {
+		r.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		r.Code = exit.ExitCode()
