@@ -2,6 +2,7 @@
 GO      ?= go
 BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
+LEGACY_NODE := testdata/nodes/legacy-1.31
 
 .PHONY: all build test vet demo schema fuzz bench clean e2e kubelet apiserver
 
@@ -21,7 +22,8 @@ test: vet
 # offline node image): its kubelet.service, kubeadm drop-in, kubeadm-flags.env
 # and /etc/default/kubelet are read as systemd reads them. Validate the config
 # file, show what the kubelet really runs and where each value comes from,
-# migrate the flags into the file, and diff a proposed change.
+# migrate the flags into the file, audit it (and a flags-only node, before and
+# after migration, with and without --secure), and diff a proposed change.
 demo: build
 	@echo "== kubeletcfg validate --kubelet-version 1.31 $(SAMPLE)/var/lib/kubelet/config.yaml"
 	@$(BIN) validate --kubelet-version 1.31 $(SAMPLE)/var/lib/kubelet/config.yaml
@@ -35,6 +37,11 @@ demo: build
 	@echo "== kubeletcfg migrate --kubelet-version 1.31 --root $(SAMPLE)"
 	@$(BIN) migrate --kubelet-version 1.31 --root $(SAMPLE)
 	@echo
+	@echo "== kubeletcfg audit --kubelet-version 1.31 --root $(SAMPLE)   (CIS 4.1/4.2 and operational rules; exit 1: failures)"
+	@$(BIN) audit --kubelet-version 1.31 --root $(SAMPLE) || test $$? -eq 1
+	@echo
+	@hack/audit-demo.sh $(BIN) $(SAMPLE) 1.31
+	@hack/audit-demo.sh $(BIN) $(LEGACY_NODE) 1.31
 	@echo "== kubeletcfg diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml   (exit 1: changes)"
 	@$(BIN) diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml || test $$? -eq 1
 	@echo
@@ -80,11 +87,11 @@ bench: build
 	  '$(BASELINE) scenario .'
 
 # Flags of kubelets older than the supported ones, read from their source, so
-# that migrate knows flags that went away before 1.28.
+# that migrate knows flags (and feature gates) that went away before 1.28.
 LEGACY := v1.27.16 v1.26.15 v1.25.16 v1.24.17 v1.23.17 v1.22.17 v1.21.14 v1.20.15 v1.19.16 v1.18.20 \
 	v1.17.17 v1.16.15 v1.15.12 v1.14.10 v1.13.12 v1.12.10 v1.11.10 v1.10.13 v1.9.11 v1.8.15 v1.6.13
 legacy-flags:
-	$(GO) run ./hack/legacyflags -out schema/data/legacy-flags.json $(LEGACY)
+	$(GO) run ./hack/legacyflags -out schema/data/legacy-flags.json -gates-out schema/data/legacy-gates.json $(LEGACY)
 
 # The real kubelet, built from k8s.io/kubernetes (~5 min cold, seconds warm),
 # and containerd from Debian: the end-to-end tests run kubeletcfg against them.

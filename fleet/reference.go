@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -13,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -103,16 +102,12 @@ func (r *reference) running(v *schema.Version) (map[string]any, error) {
 	return m, nil
 }
 
-// fileReference reads a KubeletConfiguration file, at most config.MaxFileSize.
+// fileReference reads a KubeletConfiguration file (a regular file, of a
+// configuration's size).
 func fileReference(path string) (*reference, error) {
-	f, err := os.Open(path)
+	data, err := nodefile.ReadFile(path, nodefile.Config)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, config.MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &reference{name: path, doc: data, typeMeta: true}, nil
 }
