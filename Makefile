@@ -2,8 +2,9 @@
 GO      ?= go
 BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
+LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema fuzz bench clean e2e kubelet apiserver controller-manager etcd
+.PHONY: all build test vet demo schema fuzz bench clean e2e kubelet apiserver controller-manager etcd ansible-core ansible-test ansible-demo
 
 all: build
 
@@ -21,7 +22,8 @@ test: vet
 # offline node image): its kubelet.service, kubeadm drop-in, kubeadm-flags.env
 # and /etc/default/kubelet are read as systemd reads them. Validate the config
 # file, show what the kubelet really runs and where each value comes from,
-# migrate the flags into the file, and diff a proposed change.
+# migrate the flags into the file, audit it (and a flags-only node, before and
+# after migration, with and without --secure), and diff a proposed change.
 demo: build
 	@echo "== kubeletcfg validate --kubelet-version 1.31 $(SAMPLE)/var/lib/kubelet/config.yaml"
 	@$(BIN) validate --kubelet-version 1.31 $(SAMPLE)/var/lib/kubelet/config.yaml
@@ -35,6 +37,11 @@ demo: build
 	@echo "== kubeletcfg migrate --kubelet-version 1.31 --root $(SAMPLE)"
 	@$(BIN) migrate --kubelet-version 1.31 --root $(SAMPLE)
 	@echo
+	@echo "== kubeletcfg audit --kubelet-version 1.31 --root $(SAMPLE)   (CIS 4.1/4.2 and operational rules; exit 1: failures)"
+	@$(BIN) audit --kubelet-version 1.31 --root $(SAMPLE) || test $$? -eq 1
+	@echo
+	@hack/audit-demo.sh $(BIN) $(SAMPLE) 1.31
+	@hack/audit-demo.sh $(BIN) $(LEGACY_NODE) 1.31
 	@echo "== kubeletcfg diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml   (exit 1: changes)"
 	@$(BIN) diff --kubelet-version 1.31 --root $(SAMPLE) $(SAMPLE)/new-config.yaml || test $$? -eq 1
 	@echo
@@ -43,6 +50,26 @@ demo: build
 	@echo
 	@echo "== kubeletcfg explain evictionHard --kubelet-version 1.31"
 	@$(BIN) explain evictionHard --kubelet-version 1.31
+
+# The Ansible collection (ansible/) with Debian's ansible-core: ansible-doc,
+# and the rollout playbook run with the real ansible-playbook against four
+# hosts on this machine (ansible_connection: local, a node tree each).
+ansible-core:
+	@command -v ansible-playbook >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ansible-core; }
+
+ansible-test: ansible-core
+	$(GO) test -tags ansible -count=1 -v ./ansible/tests/
+
+# The rollout playbook in check and diff mode against the embedded sample node
+# (its node tree as --root): the classified changes and the before/after of
+# the effective configuration; nothing is written.
+ansible-demo: build ansible-core
+	ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/bin/collections ansible-galaxy collection install --force -p $(CURDIR)/bin/collections $(CURDIR)/ansible >/dev/null
+	ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/bin/collections ANSIBLE_NOCOWS=1 ansible-playbook --check --diff \
+	  -i node-1, -c local -e ansible_python_interpreter=/usr/bin/python3 \
+	  -e kubeletcfg_binary=$(CURDIR)/$(BIN) -e kubelet_root=$(CURDIR)/$(SAMPLE) -e kubelet_version=1.31 \
+	  -e kubelet_config_src=$(CURDIR)/$(SAMPLE)/new-config.yaml -e kubelet_nodes=all -e kubelet_drain=false \
+	  kubeletcfg.kubelet.rollout
 
 # Regenerate schema/data and testdata/reference from the kubelet's own code
 # (builds a generator per release in schema/releases.txt; ~5 min each cold).
@@ -80,11 +107,11 @@ bench: build
 	  '$(BASELINE) scenario .'
 
 # Flags of kubelets older than the supported ones, read from their source, so
-# that migrate knows flags that went away before 1.28.
+# that migrate knows flags (and feature gates) that went away before 1.28.
 LEGACY := v1.27.16 v1.26.15 v1.25.16 v1.24.17 v1.23.17 v1.22.17 v1.21.14 v1.20.15 v1.19.16 v1.18.20 \
 	v1.17.17 v1.16.15 v1.15.12 v1.14.10 v1.13.12 v1.12.10 v1.11.10 v1.10.13 v1.9.11 v1.8.15 v1.6.13
 legacy-flags:
-	$(GO) run ./hack/legacyflags -out schema/data/legacy-flags.json $(LEGACY)
+	$(GO) run ./hack/legacyflags -out schema/data/legacy-flags.json -gates-out schema/data/legacy-gates.json $(LEGACY)
 
 # The real kubelet, built from k8s.io/kubernetes (~5 min cold, seconds warm),
 # and containerd from Debian: the end-to-end tests run kubeletcfg against them.
@@ -143,6 +170,6 @@ $(NSPAWN_ROOTFS)/lib/systemd/systemd:
 	debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,containerd,runc,iproute2 bookworm $(NSPAWN_ROOTFS).tmp
 	rm -rf $(NSPAWN_ROOTFS) && mv $(NSPAWN_ROOTFS).tmp $(NSPAWN_ROOTFS)
 
-e2e: $(KUBELET) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(NSPAWN_ROOTFS)/lib/systemd/systemd
+e2e: $(KUBELET) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(NSPAWN_ROOTFS)/lib/systemd/systemd ansible-core
 	@command -v containerd >/dev/null && command -v systemd-nspawn >/dev/null && command -v ip >/dev/null && test -x /usr/lib/cni/bridge || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container iproute2 containernetworking-plugins; }
 	NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) APISERVER_BIN=$(APISERVER) CONTROLLER_MANAGER_BIN=$(CONTROLLER_MANAGER) ETCD_BIN=$(ETCD) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v -timeout 60m ./e2e/

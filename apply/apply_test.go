@@ -123,39 +123,11 @@ func TestBackupNeverOverwrites(t *testing.T) {
 	}
 }
 
-func TestBackupsOrderAndPrune(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "config.yaml")
-	for _, n := range []string{"2026-11-28", "2026-11-29", "2026-11-29.2", "2026-11-29.10", "2026-11-29.1", "notadate"} {
-		if err := os.WriteFile(p+".bak."+n, []byte(n), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	all, err := Backups(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, b := range all {
-		got = append(got, strings.TrimPrefix(b, p+".bak."))
-	}
-	if strings.Join(got, " ") != "2026-11-28 2026-11-29 2026-11-29.1 2026-11-29.2 2026-11-29.10" {
-		t.Errorf("order %v", got)
-	}
-	removed, err := Prune(p, 2)
-	if err != nil || len(removed) != 3 {
-		t.Fatalf("prune removed %v, %v", removed, err)
-	}
-	left, _ := Backups(p)
-	if len(left) != 2 || !strings.HasSuffix(left[1], ".10") {
-		t.Errorf("left %v, want the two newest", left)
-	}
-}
-
 func TestLock(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "apply.lock")
+	dir := t.TempDir()
+	p := filepath.Join(dir, lockName)
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	l, err := Acquire(p, "kubeletcfg apply --node n1", now)
+	l, err := Acquire(dir, "kubeletcfg apply --node n1", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +145,8 @@ func TestLock(t *testing.T) {
 }
 
 func TestLockHeldByAnotherProcessNamesItAndDiesWithIt(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "apply.lock")
+	dir := t.TempDir()
+	p := filepath.Join(dir, lockName)
 	if err := os.WriteFile(p, []byte("kubeletcfg apply --node n1, pid 4242, since 2026-11-29T10:00:00Z\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +163,7 @@ func TestLockHeldByAnotherProcessNamesItAndDiesWithIt(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	_, err := Acquire(p, "second", time.Now())
+	_, err := Acquire(dir, "second", time.Now())
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid 4242") {
 		t.Fatalf("err = %v, want ErrLocked naming the holder", err)
 	}
@@ -200,7 +173,7 @@ func TestLockHeldByAnotherProcessNamesItAndDiesWithIt(t *testing.T) {
 	// The kernel drops the lock when the last holder (the sleep) has exited.
 	var l *Lock
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if l, err = Acquire(p, "third", time.Now()); err == nil || time.Now().After(deadline) {
+		if l, err = Acquire(dir, "third", time.Now()); err == nil || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -223,5 +196,32 @@ I1129 18:00:00.4 other.go:1] "Shutting down"`
 	}
 	if got := lastFailure("panic: unrecognized feature gate\n\ngoroutine 1"); got != "panic: unrecognized feature gate" {
 		t.Errorf("panic: %q", got)
+	}
+}
+
+// Extended attributes (the SELinux label among them) stay on a replaced
+// file and on its backup.
+func TestWriteFileKeepsXattrs(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(p, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Setxattr(p, "user.kubeletcfg-test", []byte("label"), 0); err != nil {
+		t.Skipf("no user extended attributes here: %v", err)
+	}
+	b, err := Backup(p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteFile(p, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{p, b} {
+		v := make([]byte, 64)
+		n, err := syscall.Getxattr(f, "user.kubeletcfg-test", v)
+		if err != nil || string(v[:n]) != "label" {
+			t.Errorf("%s: attribute %q, %v; want it kept", f, v[:max(n, 0)], err)
+		}
 	}
 }

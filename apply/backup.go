@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -19,38 +17,65 @@ import (
 // the name is claimed with O_EXCL. Mode and owner are kept, and the copy is
 // synced before it is reported.
 func Backup(path string, now time.Time) (string, error) {
-	src, err := os.Open(path)
+	d, name, err := openDir("", path)
 	if err != nil {
 		return "", err
 	}
-	defer src.Close()
-	st, err := src.Stat()
+	defer d.Close()
+	b, err := backupIn(d, name, now)
 	if err != nil {
 		return "", err
 	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s: %w", path, ErrNotRegular)
+	return filepath.Join(filepath.Dir(path), b), nil
+}
+
+// backupIn is Backup of the file name in d; it returns the backup's name.
+func backupIn(d *os.Root, name string, now time.Time) (string, error) {
+	if _, err := lstatIn(d, name); err != nil {
+		return "", err
 	}
-	base := path + ".bak." + now.Format("2006-01-02")
+	base := name + ".bak." + now.Format("2006-01-02")
 	for n := 0; n < 10000; n++ {
-		name := base
+		b := base
 		if n > 0 {
-			name = fmt.Sprintf("%s.%d", base, n)
+			b = fmt.Sprintf("%s.%d", base, n)
 		}
-		dst, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+		err := copyIn(d, name, b)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("backup of %s to %s: %w", name, b, err)
 		}
-		if err := copyInto(dst, src, st); err != nil {
-			os.Remove(name)
-			return "", fmt.Errorf("backup of %s to %s: %w", path, name, err)
-		}
-		return name, syncDir(filepath.Dir(name))
+		return b, syncRoot(d)
 	}
-	return "", fmt.Errorf("backup of %s: no free name after %s", path, base)
+	return "", fmt.Errorf("backup of %s: no free name after %s", name, base)
+}
+
+// copyIn copies the regular file src of d to the new file dst beside it,
+// keeping mode, owner and extended attributes.
+func copyIn(d *os.Root, src, dst string) error {
+	in, err := d.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: %w", src, ErrNotRegular)
+	}
+	out, err := d.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if err := copyInto(out, in, st); err != nil {
+		d.Remove(dst)
+		return err
+	}
+	return nil
 }
 
 func copyInto(dst *os.File, src *os.File, st fs.FileInfo) error {
@@ -64,60 +89,13 @@ func copyInto(dst *os.File, src *os.File, st fs.FileInfo) error {
 			return err
 		}
 	}
+	if err := setXattrs(dst, xattrs(src)); err != nil {
+		dst.Close()
+		return err
+	}
 	if err := dst.Sync(); err != nil {
 		dst.Close()
 		return err
 	}
 	return dst.Close()
-}
-
-// Backups lists the backups of path, oldest first.
-func Backups(path string) ([]string, error) {
-	matches, err := filepath.Glob(path + ".bak.*")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range matches {
-		if isBackupName(strings.TrimPrefix(m, path+".bak.")) {
-			out = append(out, m)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return backupKey(out[i], path) < backupKey(out[j], path) })
-	return out, nil
-}
-
-// isBackupName accepts "2026-11-29" and "2026-11-29.N".
-func isBackupName(s string) bool {
-	date, n, _ := strings.Cut(s, ".")
-	if _, err := time.Parse("2006-01-02", date); err != nil {
-		return false
-	}
-	for _, r := range n {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// backupKey orders backups by date, then by their number.
-func backupKey(name, path string) string {
-	date, n, _ := strings.Cut(strings.TrimPrefix(name, path+".bak."), ".")
-	return fmt.Sprintf("%s.%08s", date, n)
-}
-
-// Prune removes the oldest backups of path beyond the newest keep.
-func Prune(path string, keep int) ([]string, error) {
-	all, err := Backups(path)
-	if err != nil || len(all) <= keep {
-		return nil, err
-	}
-	old := all[:len(all)-keep]
-	for _, b := range old {
-		if err := os.Remove(b); err != nil {
-			return nil, err
-		}
-	}
-	return old, nil
 }

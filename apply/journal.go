@@ -2,184 +2,306 @@ package apply
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
-// Journal records an apply in progress, on disk beside the config file, so
-// that whoever comes next — the guard process, or the next apply — can put
-// the old file back if the apply never confirmed the new one.
+// Journal records an apply in progress in kubeletcfg's state directory, so
+// that whoever comes next — the guard, `kubeletcfg recover`, the boot-time
+// recovery — can put the old files back if the apply never confirmed the
+// new ones. It holds no command: whoever recovers restarts the kubelet the
+// way it was told to on its own command line.
 type Journal struct {
-	// ConfigFile is the kubelet's --config file: the journal and the lock
-	// live beside it.
-	ConfigFile string `json:"configFile"`
-	// Files are the files the apply changes, each with how to undo it.
-	Files   []FileChange `json:"files"`
-	Restart string       `json:"restart,omitempty"`
-	Unit    string       `json:"unit,omitempty"`
-	Started time.Time    `json:"started"`
-	// PID is the apply's process; Deadline is when the guard stops waiting
-	// for it to confirm: a stuck apply is killed and its change undone.
+	ID string `json:"id"`
+	// Root is the node tree (--root) every Path lies in; "" for this host.
+	Root       string       `json:"root,omitempty"`
+	ConfigFile string       `json:"configFile"`
+	Files      []FileChange `json:"files"`
+	BootID     string       `json:"bootID"`
+	Started    time.Time    `json:"started"`
+	// PID is the apply's process and PIDStart its start time (clock ticks
+	// after boot): the guard stops PID past Deadline only while both still
+	// name the apply.
 	PID      int       `json:"pid"`
+	PIDStart uint64    `json:"pidStart"`
 	Deadline time.Time `json:"deadline"`
+	// Restart is the process group of a restart command in flight: no
+	// restart starts while it still runs.
+	Restart *procRef `json:"restart,omitempty"`
+	// Written is set once the new files are in place.
+	Written bool `json:"written,omitempty"`
 }
 
 // FileChange is one file an apply changes.
 type FileChange struct {
 	Path string `json:"path"`
-	// Backup holds the old content; empty when the file is new (Created).
+	// Staged is the old file, hard-linked beside Path before the write, so
+	// that undo is a rename and needs no free space.
+	Staged string `json:"staged,omitempty"`
+	// Backup is the dated copy kept beside the file.
 	Backup  string `json:"backup,omitempty"`
 	Created bool   `json:"created,omitempty"`
+	Removed bool   `json:"removed,omitempty"` // a state file the change needs gone
+	OldHash string `json:"oldSHA256,omitempty"`
+	NewHash string `json:"newSHA256,omitempty"`
 }
 
-func journalPath(configFile string) string {
-	return filepath.Join(filepath.Dir(configFile), ".kubeletcfg-apply.json")
+// procRef names a process across the reuse of its ID.
+type procRef struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
 }
 
-func lockPath(configFile string) string {
-	return filepath.Join(filepath.Dir(configFile), ".kubeletcfg.lock")
+const journalName = "journal.json"
+
+// ErrChangedSince stops a recovery: a file no longer holds what the apply
+// wrote (someone fixed it since), so putting the old one back would undo
+// their work.
+var ErrChangedSince = errors.New("changed since the apply wrote it: left as it is")
+
+func newID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
-func writeJournal(j Journal) error {
-	data, err := json.Marshal(j)
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// procStart is the start time of pid (field 22 of /proc/PID/stat).
+func procStart(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[19], 10, 64)
+	return n
+}
+
+// is tells whether the process p names still runs.
+func (p *procRef) is() bool {
+	return p != nil && p.PID > 0 && procStart(p.PID) == p.Start && alive(p.PID)
+}
+
+func self() procRef {
+	return procRef{PID: os.Getpid(), Start: procStart(os.Getpid())}
+}
+
+// hashIn hashes the regular file name of d.
+func hashIn(d *os.Root, name string) (string, error) {
+	f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashBytes(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func writeJournal(dir string, j *Journal) error {
+	data, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err
 	}
-	_, err = WriteFile(journalPath(j.ConfigFile), data)
-	return err
+	return writeOwned(dir, journalName, data)
 }
 
-func readJournal(configFile string) (*Journal, error) {
-	data, err := os.ReadFile(journalPath(configFile))
+// ReadJournal reads the journal of dir (nil when there is none). A journal
+// kubeletcfg did not write — a link, another owner, paths outside its root —
+// is refused.
+func ReadJournal(dir string) (*Journal, error) {
+	path := filepath.Join(dir, journalName)
+	data, err := readOwned(path, 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	var j Journal
-	if err := json.Unmarshal(data, &j); err != nil {
-		return nil, fmt.Errorf("%s: %w", journalPath(configFile), err)
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err := j.check(); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	return &j, nil
 }
 
-func removeJournal(configFile string) error {
-	err := os.Remove(journalPath(configFile))
+// check refuses a journal whose files are not where an apply writes them.
+func (j *Journal) check() error {
+	inside := func(p string) error {
+		if p == "" {
+			return nil
+		}
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("path %q is not clean and absolute: %w", p, ErrUntrusted)
+		}
+		if j.Root != "" && !strings.HasPrefix(p, filepath.Clean(j.Root)+"/") {
+			return fmt.Errorf("path %s is outside its root %s: %w", p, j.Root, ErrUntrusted)
+		}
+		return nil
+	}
+	if len(j.Files) == 0 || j.ID == "" {
+		return fmt.Errorf("no apply recorded: %w", ErrUntrusted)
+	}
+	for _, f := range j.Files {
+		if err := errors.Join(inside(f.Path), inside(f.Staged), inside(f.Backup)); err != nil {
+			return err
+		}
+		if f.Staged != "" && filepath.Dir(f.Staged) != filepath.Dir(f.Path) {
+			return fmt.Errorf("%s is staged outside its directory: %w", f.Path, ErrUntrusted)
+		}
+		if f.NewHash == "" && !f.Removed {
+			return fmt.Errorf("%s: no hash of what was written: %w", f.Path, ErrUntrusted)
+		}
+	}
+	return nil
+}
+
+func removeJournal(dir string) error {
+	err := os.Remove(filepath.Join(dir, journalName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err == nil {
-		err = syncDir(filepath.Dir(configFile))
+		err = syncDir(dir)
 	}
 	return err
 }
 
-// finish puts the old file back for an apply that did not confirm its
-// change, restarts the kubelet and clears the journal. The caller holds the
-// lock.
-func (j *Journal) finish() error {
-	if err := j.undo(); err != nil {
-		return fmt.Errorf("interrupted apply: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := newRestarter(j.Restart, "", "", j.Unit, 2*time.Minute).Restart(ctx); err != nil {
-		return fmt.Errorf("interrupted apply beside %s: restored its files, but the restart failed: %w", j.ConfigFile, err)
-	}
-	return removeJournal(j.ConfigFile)
-}
-
-// Guard waits for the lock of configFile — free once the apply holding it
-// has finished or died — and then finishes an apply the journal says was
-// not confirmed. Run it detached from the apply (StartGuard), so that it
-// outlives the apply, its shell and its SSH session.
-func Guard(configFile string) error {
-	for {
-		l, err := Acquire(lockPath(configFile), "kubeletcfg guard", time.Now())
-		if err == nil {
-			defer l.Release()
-			j, err := readJournal(configFile)
-			if err != nil || j == nil {
-				return err
-			}
-			return j.finish()
-		}
-		if !errors.Is(err, ErrLocked) {
-			return err
-		}
-		j, err := readJournal(configFile)
-		if err != nil || j == nil {
-			return err // confirmed (or gone): nothing left to guard
-		}
-		if !j.Deadline.IsZero() && time.Now().After(j.Deadline) && j.PID > 0 {
-			// The apply holds the node past its deadline: stop it, and the
-			// kernel hands its lock over.
-			fmt.Fprintf(os.Stderr, "kubeletcfg guard: apply pid %d not confirmed by %s: stopping it\n", j.PID, j.Deadline.Format(time.RFC3339))
-			_ = syscall.Kill(j.PID, syscall.SIGKILL)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// StartGuard starts `self guardArgs...` in a session of its own, with its
-// output in the file beside the journal.
-func StartGuard(self string, guardArgs []string, configFile string) error {
-	log, err := os.OpenFile(filepath.Join(filepath.Dir(configFile), ".kubeletcfg-guard.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	cmd := exec.Command(self, guardArgs...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
-}
-
-// Recover finishes an apply of configFile that was interrupted and whose
-// guard did not run (a reboot): the old file back, a restart, no journal.
-// It reports whether there was one.
-func Recover(configFile string, holder string, now time.Time) (bool, error) {
-	l, err := Acquire(lockPath(configFile), holder, now)
-	if err != nil {
-		return false, err
-	}
-	defer l.Release()
-	j, err := readJournal(configFile)
-	if err != nil || j == nil {
-		return false, err
-	}
-	return true, j.finish()
-}
-
-// undo puts every file back as it was: its backup's content, or no file.
+// undo puts every file back as it was, last change first: the staged old
+// file renamed back (no free space needed), a created file removed. It goes
+// on past a file it cannot restore and reports all of them. A file that no
+// longer holds what the apply wrote is left alone (ErrChangedSince).
 func (j *Journal) undo() error {
+	var errs []error
+	for i := len(j.Files) - 1; i >= 0; i-- {
+		if err := j.Files[i].undo(j.Root); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (f FileChange) undo(root string) error {
+	d, name, err := openDir(root, f.Path)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	staged := filepath.Base(f.Staged)
+	cur, err := hashIn(d, name)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
+		return fmt.Errorf("%s: %w", f.Path, err)
+	}
+	switch {
+	case !missing && cur == f.OldHash && !f.Created:
+		d.Remove(staged) // already as it was
+		return nil
+	case f.Removed:
+		// A state file the new kubelet wrote anew: the old one goes back.
+	case f.Created && missing:
+		return nil
+	case missing || cur != f.NewHash:
+		return fmt.Errorf("%s: %w", f.Path, ErrChangedSince)
+	case f.Created:
+		if err := d.Remove(name); err != nil {
+			return fmt.Errorf("removing %s: %w", f.Path, err)
+		}
+		return syncRoot(d)
+	}
+	if got, err := hashIn(d, staged); err != nil || got != f.OldHash {
+		return fmt.Errorf("restoring %s: its staged old content %s is gone or changed (%v); the backup %s holds it", f.Path, f.Staged, err, f.Backup)
+	}
+	if err := d.Rename(staged, name); err != nil {
+		return fmt.Errorf("restoring %s from %s: %w", f.Path, f.Staged, err)
+	}
+	return syncRoot(d)
+}
+
+// verify checks, before anything is touched, that every file holds what
+// the apply wrote or what was there before it.
+func (j *Journal) verify() error {
+	var errs []error
 	for _, f := range j.Files {
-		if f.Created {
-			if err := os.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("removing %s: %w", f.Path, err)
-			}
-			if err := syncDir(filepath.Dir(f.Path)); err != nil {
-				return err
-			}
+		d, name, err := openDir(j.Root, f.Path)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		old, err := os.ReadFile(f.Backup)
-		if err != nil {
-			return fmt.Errorf("reading the backup of %s: %w", f.Path, err)
+		cur, err := hashIn(d, name)
+		d.Close()
+		missing := errors.Is(err, fs.ErrNotExist)
+		switch {
+		case err != nil && !missing:
+			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
+		case f.Removed, f.Created && missing, !missing && (cur == f.NewHash || cur == f.OldHash):
+		default:
+			errs = append(errs, fmt.Errorf("%s: %w", f.Path, ErrChangedSince))
 		}
-		if _, err := WriteFile(f.Path, old); err != nil {
-			return fmt.Errorf("restoring %s from %s: %w", f.Path, f.Backup, err)
+	}
+	return errors.Join(errs...)
+}
+
+// settle removes what only an undo needed, once the change is confirmed.
+func (j *Journal) settle() {
+	for _, f := range j.Files {
+		if f.Staged == "" {
+			continue
+		}
+		if d, _, err := openDir(j.Root, f.Staged); err == nil {
+			d.Remove(filepath.Base(f.Staged))
+			d.Close()
+		}
+	}
+}
+
+// waitRestart waits until the restart command an earlier apply started has
+// ended (or d has passed: then it refuses to start another).
+func waitRestart(ctx context.Context, clock Clock, p *procRef, d time.Duration) error {
+	for end := clock.Now().Add(d); p.is(); {
+		if clock.Now().After(end) {
+			return fmt.Errorf("the restart command started by an earlier apply (process group %d) still runs after %s: not starting another", p.PID, d)
+		}
+		if err := clock.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -24,7 +25,7 @@ const (
 	Kind       = "KubeletConfiguration"
 	// MaxFileSize bounds what Decode reads: real files are a few KiB, and
 	// decoding costs about a hundred times the file's size in memory.
-	MaxFileSize = 4 << 20
+	MaxFileSize = int(nodefile.MaxConfigSize)
 )
 
 // Problem is something wrong (or, as a warning, suspicious) in a document.
@@ -153,7 +154,7 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 		}
 	}
 	if opts.NoTyped {
-		sortProblems(doc)
+		w.finish()
 		return doc, nil
 	}
 	cfg := &v1beta1.KubeletConfiguration{}
@@ -172,12 +173,15 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 		return nil, doc.typeError(err)
 	}
 	doc.Config = cfg
-	sortProblems(doc)
+	w.finish()
 	return doc, nil
 }
 
-func sortProblems(doc *Document) {
-	sort.SliceStable(doc.Problems, func(i, j int) bool { return doc.Problems[i].Line < doc.Problems[j].Line })
+// finish sorts the problems by line and adds the "and N more" of those not
+// reported.
+func (w *walker) finish() {
+	sort.SliceStable(w.doc.Problems, func(i, j int) bool { return w.doc.Problems[i].Line < w.doc.Problems[j].Line })
+	w.summarize()
 }
 
 func checkTypeMeta(doc *Document, top *yamlv3.Node) error {

@@ -16,7 +16,17 @@ type walker struct {
 	v            *schema.Version
 	children     map[string]map[string]schema.Field
 	allowUnknown bool
+	// dropped counts the problems past MaxProblems: errors, warnings.
+	dropped [2]int
 }
+
+// MaxProblems is how many problems one document reports; the rest are
+// counted in a last "and N more".
+const MaxProblems = 100
+
+// maxSuggestLen is the longest name a spelling suggestion is looked for: a
+// field name is at most about 40 characters.
+const maxSuggestLen = 64
 
 var childIndexes sync.Map // *schema.Version → its child index
 
@@ -58,21 +68,29 @@ func (w *walker) mapping(n *yamlv3.Node, path string) {
 }
 
 func (w *walker) mappingAt(n *yamlv3.Node, schemaPath, keyPath string) {
-	seen := map[string]int{}
+	w.keysOf(n, schemaPath, keyPath, map[string]int{}, 0)
+}
+
+// keysOf checks the keys of mapping n, recording in seen the line each key
+// is set on. mergeLine is the line of the YAML merge key ("<<") that brought
+// n in, 0 for the mapping itself.
+//
+// The kubelet reads YAML with sigs.k8s.io/yaml (go-yaml v2), which expands
+// merge keys in document order: a key a merge sets replaces one set before
+// it, and the reverse; in a list of merged mappings the first wins. Its
+// strict pass calls every such override "already set in map", as for a
+// duplicate key: a --config file is then read leniently, a drop-in refused.
+func (w *walker) keysOf(n *yamlv3.Node, schemaPath, keyPath string, seen map[string]int, mergeLine int) {
 	known := w.children[schemaPath]
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], resolveAlias(n.Content[i+1])
-		name := k.Value
-		if name == "<<" { // a YAML merge key: its fields are checked where they are defined
+		if isMergeKey(k) {
+			w.merge(val, k.Line, func(m *yamlv3.Node, line int) { w.keysOf(m, schemaPath, keyPath, seen, line) })
 			continue
 		}
+		name := k.Value
 		kp, sp := join(keyPath, name), join(schemaPath, name)
-		if first, dup := seen[name]; dup {
-			w.add(Problem{Line: k.Line, Column: k.Column, Field: kp,
-				Message: fmt.Sprintf("duplicate key (first at line %d); the kubelet would silently use this last one in a --config file and refuse the file as a drop-in", first)})
-		}
-		seen[name] = k.Line
-		w.doc.Keys[kp] = Position{Line: k.Line, Column: k.Column}
+		w.setKey(k, kp, seen, mergeLine)
 		if schemaPath == "" && (name == "apiVersion" || name == "kind") {
 			continue
 		}
@@ -83,6 +101,42 @@ func (w *walker) mappingAt(n *yamlv3.Node, schemaPath, keyPath string) {
 		}
 		w.value(val, f, sp, kp)
 	}
+}
+
+// isMergeKey reports whether k is a YAML merge key: "<<" unquoted.
+func isMergeKey(k *yamlv3.Node) bool {
+	return k.Kind == yamlv3.ScalarNode && k.ShortTag() == "!!merge"
+}
+
+// merge walks what a merge key brings in: a mapping, or a list of them,
+// last to first so that the first wins as in go-yaml v2. Anything else the
+// kubelet's YAML reader refuses, and so does Decode's.
+func (w *walker) merge(val *yamlv3.Node, line int, walk func(*yamlv3.Node, int)) {
+	switch {
+	case val == nil:
+	case val.Kind == yamlv3.MappingNode:
+		walk(val, line)
+	case val.Kind == yamlv3.SequenceNode:
+		for i := len(val.Content) - 1; i >= 0; i-- {
+			if m := resolveAlias(val.Content[i]); m.Kind == yamlv3.MappingNode {
+				walk(m, line)
+			}
+		}
+	}
+}
+
+// setKey records key k at key path kp and refuses a key set twice.
+func (w *walker) setKey(k *yamlv3.Node, kp string, seen map[string]int, mergeLine int) {
+	name := k.Value
+	if first, dup := seen[name]; dup {
+		msg := fmt.Sprintf("duplicate key (first at line %d); the kubelet would silently use this last one in a --config file and refuse the file as a drop-in", first)
+		if mergeLine > 0 {
+			msg = fmt.Sprintf("set again by the YAML merge key at line %d (first at line %d); the kubelet would silently use the value set last in a --config file and refuse the file as a drop-in", mergeLine, first)
+		}
+		w.add(Problem{Line: k.Line, Column: k.Column, Field: kp, Message: msg})
+	}
+	seen[name] = k.Line
+	w.doc.Keys[kp] = Position{Line: k.Line, Column: k.Column}
 }
 
 func (w *walker) value(n *yamlv3.Node, f schema.Field, schemaPath, keyPath string) {
@@ -106,20 +160,24 @@ func (w *walker) value(n *yamlv3.Node, f schema.Field, schemaPath, keyPath strin
 
 // mapKeys records the positions of a map's keys and refuses duplicates.
 func (w *walker) mapKeys(n *yamlv3.Node, keyPath string) {
-	seen := map[string]int{}
+	w.mapKeysOf(n, keyPath, map[string]int{}, 0)
+}
+
+func (w *walker) mapKeysOf(n *yamlv3.Node, keyPath string, seen map[string]int, mergeLine int) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		kp := keyPath + "." + k.Value
-		if first, dup := seen[k.Value]; dup {
-			w.add(Problem{Line: k.Line, Column: k.Column, Field: kp,
-				Message: fmt.Sprintf("duplicate key (first at line %d); the kubelet would silently use this last one in a --config file and refuse the file as a drop-in", first)})
+		if isMergeKey(k) {
+			w.merge(resolveAlias(n.Content[i+1]), k.Line, func(m *yamlv3.Node, line int) { w.mapKeysOf(m, keyPath, seen, line) })
+			continue
 		}
-		seen[k.Value] = k.Line
-		w.doc.Keys[kp] = Position{Line: k.Line, Column: k.Column}
+		w.setKey(k, keyPath+"."+k.Value, seen, mergeLine)
 	}
 }
 
 func (w *walker) unknown(k *yamlv3.Node, schemaPath, keyPath, name string, known map[string]schema.Field) {
+	if w.full(w.allowUnknown) {
+		return
+	}
 	var msg string
 	if added := schema.FieldAddedIn(join(schemaPath, name)); added != "" {
 		if w.v.AtLeast(added) {
@@ -138,8 +196,45 @@ func (w *walker) unknown(k *yamlv3.Node, schemaPath, keyPath, name string, known
 }
 
 func (w *walker) add(p Problem) {
+	if w.full(p.Warning) {
+		return
+	}
 	p.File = w.doc.File
 	w.doc.Problems = append(w.doc.Problems, p)
+}
+
+// full reports whether the document has all the problems it reports, and
+// counts one more (a warning or an error) if so.
+func (w *walker) full(warning bool) bool {
+	if len(w.doc.Problems) < MaxProblems {
+		return false
+	}
+	if warning {
+		w.dropped[1]++
+	} else {
+		w.dropped[0]++
+	}
+	return true
+}
+
+// summarize adds the "and N more" of the problems not reported.
+func (w *walker) summarize() {
+	for i, n := range w.dropped {
+		if n > 0 {
+			w.doc.Problems = append(w.doc.Problems, Problem{File: w.doc.File, Warning: i == 1,
+				Message: fmt.Sprintf("and %d more %s not shown (kubeletcfg reports the first %d problems of a file)", n, plural(n, "error", "errors", i), MaxProblems)})
+		}
+	}
+}
+
+func plural(n int, one, many string, warning int) string {
+	if warning == 1 {
+		one, many = "warning", "warnings"
+	}
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func join(parent, name string) string {
@@ -152,13 +247,19 @@ func join(parent, name string) string {
 // suggest finds the known field a misspelt name most likely meant: the same
 // name in another case, else the closest by edit distance.
 func suggest(name string, known map[string]schema.Field) string {
+	if len(name) > maxSuggestLen {
+		return ""
+	}
 	best, bestDist := "", 0
 	for cand := range known {
 		if strings.EqualFold(cand, name) {
 			return cand
 		}
-		d := editDistance(strings.ToLower(name), strings.ToLower(cand))
 		limit := max(2, len(cand)/4)
+		if abs(len(cand)-len(name)) > limit { // the distance is at least the difference
+			continue
+		}
+		d := editDistance(strings.ToLower(name), strings.ToLower(cand))
 		if d <= limit && (best == "" || d < bestDist || (d == bestDist && cand < best)) {
 			best, bestDist = cand, d
 		}
@@ -199,4 +300,11 @@ func editDistance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

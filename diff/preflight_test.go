@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kubeletcfg/kubeletcfg/dropins"
@@ -42,5 +43,34 @@ func TestPreflightOfTheSampleNode(t *testing.T) {
 		if f.Severity == "blocker" {
 			t.Errorf("1.31 -> 1.32: unexpected blocker %s: %s", subject, f.Message)
 		}
+	}
+}
+
+// TestPreflightRemovedGates: a gate the target no longer has is a blocker
+// that says whether dropping it changes anything, and the rest of the upgrade
+// is still read; a gate whose dependants stay on is the target's refusal.
+func TestPreflightRemovedGates(t *testing.T) {
+	from, _ := schema.Resolve("1.31")
+	to, _ := schema.Resolve("1.37")
+	fs, err := Preflight(PreflightOptions{From: from, To: to, Layer: dropins.Options{Args: []string{"--feature-gates=CloudDualStackNodeIPs=true", "--max-pods=90"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]Finding{}
+	for _, f := range fs {
+		m[f.Subject] = f
+	}
+	if f := m["featureGates.CloudDualStackNodeIPs"]; f.Severity != "blocker" || !strings.Contains(f.Message, "the last kubelet with it was 1.31, where it was GA and locked to true: dropping the setting changes nothing") {
+		t.Errorf("removed gate: %+v", f)
+	}
+	if f := m["failCgroupV1"]; f.Severity != "change" {
+		t.Errorf("the rest of the upgrade is not read: %+v", fs)
+	}
+	fs, err = Preflight(PreflightOptions{From: from, To: to, Layer: dropins.Options{Args: []string{"--feature-gates=GracefulNodeShutdown=false"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) == 0 || fs[0].Severity != "blocker" || !strings.Contains(fs[0].Message, "GracefulNodeShutdownBasedOnPodPriority is enabled, but depends on features that are disabled: [GracefulNodeShutdown]") {
+		t.Errorf("gate dependency on 1.37: %+v", fs)
 	}
 }

@@ -2,7 +2,9 @@ package dropins
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/flags"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -35,6 +38,19 @@ type Options struct {
 	// Base, when set, stands for the --config file as loaded (decoded and
 	// defaulted); its feature gates are not checked (the caller does).
 	Base *v1beta1.KubeletConfiguration
+	// DropGate, when set, names feature gates to leave out wherever the
+	// setup sets them, as if never written (migrate's gates the version no
+	// longer has); Result.DroppedGates lists what was left out.
+	DropGate func(name string) bool
+}
+
+// DroppedGate is a feature gate setting left out (Options.DropGate).
+type DroppedGate struct {
+	Name  string
+	Value bool
+	// Where is the setting: "--feature-gates", the config file, the
+	// drop-in directory.
+	Where string
 }
 
 // Origin says where a value came from.
@@ -83,6 +99,8 @@ type Result struct {
 	ConfigDir  string
 	Dropins    []string
 	Warnings   []string
+	// DroppedGates are the gate settings Options.DropGate left out.
+	DroppedGates []DroppedGate
 
 	defaultEviction bool      // the --config file set no evictionHard
 	dropins         []*Dropin // as read, for the origins of map keys
@@ -90,8 +108,22 @@ type Result struct {
 
 // Effective layers a setup as its kubelet version does: defaults (or the
 // flags-only baseline), the --config file, the drop-ins, then the command
-// line again on top.
+// line again on top. When the kubelet would refuse the setup on the way, the
+// error is a *Refused with its reason; a file kubeletcfg cannot read is an
+// I/O error. Effective does not validate the result: Verdict does.
 func Effective(opts Options) (*Result, error) {
+	res, err := layer(opts)
+	if err != nil {
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			return nil, err
+		}
+		return nil, &Refused{Version: opts.Version.Minor, Reasons: []string{err.Error()}}
+	}
+	return res, nil
+}
+
+func layer(opts Options) (*Result, error) {
 	v := opts.Version
 	cl, err := flags.Parse(opts.Args, v)
 	if err != nil {
@@ -108,7 +140,8 @@ func Effective(opts Options) (*Result, error) {
 	if _, err := cl.Apply(flagGates); err != nil {
 		return nil, err
 	}
-	if err := gateError(v, flagGates, "failed to set feature gates from initial flags-based config"); err != nil {
+	dropGates(opts, res, flagGates, "--feature-gates")
+	if err := gateError(v, flagGates.FeatureGates, "failed to set feature gates from initial flags-based config"); err != nil {
 		return nil, err
 	}
 
@@ -121,9 +154,13 @@ func Effective(opts Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		dropGates(opts, nil, cfg, "")
 		markFlags(origins, set, cl, opts.ArgSources)
 	} else {
-		path := onDisk(opts, res.ConfigFile)
+		path, err := onDisk(opts, res.ConfigFile, false)
+		if err != nil {
+			return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", res.ConfigFile, err)
+		}
 		if opts.Base != nil {
 			// The file as it will be (it may not exist yet).
 			cfg = config.ResolvePaths(opts.Base, v, nodeDir(opts, res.ConfigFile))
@@ -134,8 +171,11 @@ func Effective(opts Options) (*Result, error) {
 			doc, _ = config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
 			res.defaultEviction = doc != nil && doc.Config.EvictionHard == nil
 		}
+		dropGates(opts, res, cfg, path)
 		if v.DefaultingChecksGates() && opts.Base == nil {
-			if err := gateError(v, cfg, "failed to load kubelet config file: the kubelet panics while defaulting"); err != nil {
+			// Its defaulting sets the file's gates over a copy of those the
+			// command line set.
+			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to load kubelet config file: the kubelet panics while defaulting"); err != nil {
 				return nil, err
 			}
 		}
@@ -144,7 +184,10 @@ func Effective(opts Options) (*Result, error) {
 	}
 
 	if res.ConfigDir != "" {
-		dir := onDisk(opts, res.ConfigDir)
+		dir, err := onDisk(opts, res.ConfigDir, true)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read kubelet dropin directory %q: %w", res.ConfigDir, err)
+		}
 		if env := v.DropinEnv(); env != "" {
 			lookup := opts.LookupEnv
 			if lookup == nil {
@@ -157,8 +200,9 @@ func Effective(opts Options) (*Result, error) {
 		if cfg, err = applyDropins(cfg, dir, v, res, origins, leaves); err != nil {
 			return nil, fmt.Errorf("failed to merge kubelet configs: %w", err)
 		}
+		dropGates(opts, res, cfg, dir)
 		if v.DefaultingChecksGates() && v.DropinMerge() == schema.VersionedMergePatch && opts.Base == nil {
-			if err := gateError(v, cfg, "failed to merge kubelet configs: the kubelet panics while defaulting the merged drop-ins"); err != nil {
+			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to merge kubelet configs: the kubelet panics while defaulting the merged drop-ins"); err != nil {
 				return nil, err
 			}
 		}
@@ -173,11 +217,12 @@ func Effective(opts Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to precedence kubeletConfigFlag: %w", err)
 		}
+		dropGates(opts, nil, cfg, "")
 		warnShadowed(res, origins, set, before, cl)
 		warnShadowedGates(res, before, cl, doc)
 		markFlags(origins, set, cl, opts.ArgSources)
 		if opts.Base == nil {
-			if err := gateError(v, cfg, "failed to set feature gates from initial flags-based config"); err != nil {
+			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to set feature gates from initial flags-based config"); err != nil {
 				return nil, err
 			}
 		}
@@ -186,6 +231,23 @@ func Effective(opts Options) (*Result, error) {
 	res.Origins = origins
 	attributeKeys(res, cl, opts.ArgSources, doc, res.dropins)
 	return res, nil
+}
+
+// dropGates leaves out of cfg the gates opts.DropGate names, and records
+// them in res (when not nil: a layer that brings new settings) as set where.
+func dropGates(opts Options, res *Result, cfg *v1beta1.KubeletConfiguration, where string) {
+	if opts.DropGate == nil {
+		return
+	}
+	for _, name := range sortedKeys(cfg.FeatureGates) {
+		if !opts.DropGate(name) {
+			continue
+		}
+		if res != nil {
+			res.DroppedGates = append(res.DroppedGates, DroppedGate{Name: name, Value: cfg.FeatureGates[name], Where: where})
+		}
+		delete(cfg.FeatureGates, name)
+	}
 }
 
 // applyResets sets the fields the kubelet resets when it registers its flags
@@ -233,28 +295,48 @@ func deprecations(cl *flags.CommandLine) []string {
 	return out
 }
 
-// gateError is the kubelet's refusal of the feature gates of cfg, if any.
-func gateError(v *schema.Version, cfg *v1beta1.KubeletConfiguration, what string) error {
-	if errs := v.CheckGates(cfg.FeatureGates); len(errs) > 0 {
+// gateError is the kubelet's refusal of the feature gate settings, if any.
+func gateError(v *schema.Version, set map[string]bool, what string) error {
+	if errs := v.SetGates(set); len(errs) > 0 {
 		return fmt.Errorf("%s: %s", what, strings.Join(errs, ", "))
 	}
 	return nil
 }
 
+// overlay is base with top's settings over it: the kubelet's feature gate
+// keeps every setting it was given, and a later one wins.
+func overlay(base, top map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(base)+len(top))
+	for k, on := range base {
+		out[k] = on
+	}
+	for k, on := range top {
+		out[k] = on
+	}
+	return out
+}
+
 // onDisk is where a path the kubelet names is read: relative to its working
-// directory, under the root of an offline node image.
-func onDisk(opts Options, p string) string {
+// directory, under the root of an offline node image (symbolic links
+// resolved inside it, see nodefile.HostPath and HostDir).
+func onDisk(opts Options, p string, isDir bool) (string, error) {
 	if !filepath.IsAbs(p) && (opts.Dir != "" || opts.Root != "") {
 		dir := opts.Dir
 		if dir == "" {
 			dir = "/" // a systemd service runs in /
 		}
-		p = filepath.Join(dir, p)
+		slash := strings.HasSuffix(p, "/")
+		if p = filepath.Join(dir, p); slash {
+			p += "/"
+		}
 	}
-	if opts.Root != "" {
-		return filepath.Join(opts.Root, p)
+	switch {
+	case opts.Root == "":
+		return p, nil
+	case isDir:
+		return nodefile.HostDir(opts.Root, p)
 	}
-	return p
+	return nodefile.HostPath(opts.Root, p)
 }
 
 // nodeDir is the directory of a file as the kubelet sees it, against which
@@ -275,7 +357,7 @@ func nodeDir(opts Options, p string) string {
 }
 
 func mustRead(path string) []byte {
-	data, _ := os.ReadFile(path)
+	data, _ := nodefile.ReadFile(path, nodefile.Config)
 	return data
 }
 
@@ -283,7 +365,7 @@ func mustRead(path string) []byte {
 // leniently (unknown fields dropped: reported as warnings), defaulted, paths
 // resolved against its directory.
 func loadConfigFile(path, dir string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, error) {
-	data, err := os.ReadFile(path)
+	data, err := nodefile.ReadFile(path, nodefile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
 	}
@@ -370,6 +452,10 @@ func warnDropin(res *Result, d *Dropin, v *schema.Version) {
 		return
 	}
 	for _, p := range d.Doc.Problems {
+		if lenient, ok := LenientDuplicate(p, v); ok {
+			res.Warnings = append(res.Warnings, lenient.Error())
+			continue
+		}
 		res.Warnings = append(res.Warnings, p.Error()+" (the kubelet drops it)")
 	}
 	for _, pf := range v.PathFields() {
@@ -615,4 +701,13 @@ func (r *Result) Running() *v1beta1.KubeletConfiguration {
 		out.TLSPrivateKeyFile = filepath.Join(certDir, "kubelet.key")
 	}
 	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

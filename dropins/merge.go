@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -55,21 +55,23 @@ func List(dir string) ([]string, error) {
 
 // read loads a drop-in as the kubelet does before merging it.
 func read(path string, v *schema.Version) (*Dropin, error) {
-	data, err := os.ReadFile(path)
+	data, err := nodefile.ReadFile(path, nodefile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
 	}
 	if len(data) == 0 {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: kubelet config file %q was empty", path, path)
 	}
-	// One reading gives the kubelet's JSON and kubeletcfg's positions; the
-	// kubelet decodes drop-ins strictly, so a duplicate key is fatal.
+	// One reading gives the kubelet's JSON and kubeletcfg's positions. From
+	// 1.29 on the kubelet decodes drop-ins strictly, so a duplicate key is
+	// fatal; 1.28 loads a drop-in as a --config file, falling back to
+	// lenient decoding, where the last of duplicate keys wins.
 	doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true, AnyTypeMeta: true, NoTyped: true})
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
 	}
 	for _, p := range doc.Errors() {
-		if strings.Contains(p.Message, "duplicate key") {
+		if _, lenient := LenientDuplicate(p, v); isDuplicate(p) && !lenient {
 			return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, p)
 		}
 	}
@@ -87,6 +89,21 @@ func read(path string, v *schema.Version) (*Dropin, error) {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, unknown apiVersion/kind: %s, Kind=%s", path, tm.APIVersion, tm.Kind)
 	}
 	return &Dropin{Path: path, JSON: doc.JSON, Doc: doc}, nil
+}
+
+func isDuplicate(p config.Problem) bool { return strings.HasPrefix(p.Message, "duplicate key") }
+
+// LenientDuplicate restates a drop-in's duplicate key for a version that
+// loads drop-ins leniently (1.28 decodes each as a --config file): a warning,
+// the last of the keys wins. ok is false for any other problem or version.
+func LenientDuplicate(p config.Problem, v *schema.Version) (config.Problem, bool) {
+	if !isDuplicate(p) || v.DropinMerge() != schema.LoadAndCopy {
+		return p, false
+	}
+	what, _, _ := strings.Cut(p.Message, ";")
+	p.Message = fmt.Sprintf("%s; kubelet %s loads a drop-in as a --config file, decoding it leniently when strict decoding fails: this last one wins", what, v.Minor)
+	p.Warning = true
+	return p, true
 }
 
 // mergeAll applies the drop-ins onto cfg with the merge of version v.
@@ -268,7 +285,7 @@ func loadAndCopyAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.V
 		out.EvictionHard = shared
 	}
 	for i, d := range ds {
-		data, err := os.ReadFile(d.Path)
+		data, err := nodefile.ReadFile(d.Path, nodefile.Config)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -183,8 +184,9 @@ func (s *apiServer) do(t *testing.T, method, path, body string) (int, string) {
 	return resp.StatusCode, out.String()
 }
 
-// start runs a daemon for the rest of the test, its output in logPath.
-func start(t *testing.T, logPath, bin string, args ...string) {
+// start runs a daemon for the rest of the test, its output in logPath;
+// stop ends it sooner.
+func start(t *testing.T, logPath, bin string, args ...string) (stop func()) {
 	t.Helper()
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -195,16 +197,21 @@ func start(t *testing.T, logPath, bin string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		log.Close()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+			log.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }

@@ -45,14 +45,14 @@ func TestApply(t *testing.T) {
 	waitHealthy(t, dir)
 
 	bin := filepath.Join(dir, "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
 		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
 	}
 	host, _ := os.Hostname()
 	applyCmd := func(newFile string) (int, string, time.Duration) {
 		start := time.Now()
 		cmd := exec.Command(bin, append([]string{"apply", "--node", host, "-f", newFile, "--kubelet-version", minor,
-			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--kubelet-log", filepath.Join(dir, "kubelet.log"), "--verify-configz", "--insecure", "--stable-for", "2s", "--health-timeout", "20s", "-o", "json", "--"}, args...)...)
+			"--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"), "--kubelet-log", filepath.Join(dir, "kubelet.log"), "--verify-configz", "--insecure", "--stable-for", "2s", "--health-timeout", "20s", "-o", "json", "--"}, args...)...)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		code := 0
@@ -100,7 +100,7 @@ func TestApply(t *testing.T) {
 	if b, _ := filepath.Glob(cfg + ".bak.*"); len(b) != 2 {
 		t.Errorf("backups %v, want two, none overwritten", b)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".kubeletcfg-apply.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "state", "journal.json")); err == nil {
 		t.Error("the journal of a finished apply is left behind")
 	}
 
@@ -109,7 +109,7 @@ func TestApply(t *testing.T) {
 	killed := filepath.Join(dir, "killed.yaml")
 	write(t, killed, base+"cgroupDriver: cgroupfs\nmaxPods: 144\n")
 	cmd := exec.Command(bin, append([]string{"apply", "--node", host, "-f", killed, "--kubelet-version", minor,
-		"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "30s", "--"}, args...)...)
+		"--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "30s", "--"}, args...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +127,12 @@ func TestApply(t *testing.T) {
 	_ = cmd.Wait()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		b, _ := os.ReadFile(cfg)
-		_, journal := os.Stat(filepath.Join(dir, ".kubeletcfg-apply.json"))
+		_, journal := os.Stat(filepath.Join(dir, "state", "journal.json"))
 		if strings.Contains(string(b), "maxPods: 111") && journal != nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			guard, _ := os.ReadFile(filepath.Join(dir, ".kubeletcfg-guard.log"))
+			guard, _ := os.ReadFile(filepath.Join(dir, "state", "guard.log"))
 			holders, _ := exec.Command("sh", "-c", "ls -l /proc/[0-9]*/fd 2>/dev/null | grep -B200 kubeletcfg.lock | grep -E '^/proc|kubeletcfg.lock' | grep -B1 lock; ps -ef | grep -E 'guard|kubelet|flock' | grep -v grep").CombinedOutput()
 			t.Fatalf("after kill -9 the old file was not restored:\n%s\nguard log:\n%s\nholders:\n%s", b, guard, holders)
 		}
@@ -148,7 +148,7 @@ func TestApply(t *testing.T) {
 	for _, step := range []string{"after-backup", "after-write", "after-restart"} {
 		write(t, killed, base+"cgroupDriver: cgroupfs\nmaxPods: 155\n")
 		cmd := exec.Command(bin, append([]string{"apply", "--node", host, "-f", killed, "--kubelet-version", minor,
-			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...)
+			"--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...)
 		cmd.Env = append(os.Environ(), "KUBELETCFG_FAILPOINT="+step)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
@@ -157,7 +157,7 @@ func TestApply(t *testing.T) {
 		}
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 			b, _ := os.ReadFile(cfg)
-			_, journal := os.Stat(filepath.Join(dir, ".kubeletcfg-apply.json"))
+			_, journal := os.Stat(filepath.Join(dir, "state", "journal.json"))
 			if strings.Contains(string(b), "maxPods: 111") && journal != nil {
 				break
 			}
@@ -175,7 +175,7 @@ func TestApply(t *testing.T) {
 	// the journal's deadline the guard stops it and undoes its change.
 	write(t, killed, base+"cgroupDriver: cgroupfs\nmaxPods: 166\n")
 	hung := exec.Command(bin, append([]string{"apply", "--node", host, "-f", killed, "--kubelet-version", minor,
-		"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--health-timeout", "3s", "--"}, args...)...)
+		"--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--health-timeout", "3s", "--"}, args...)...)
 	hung.Env = append(os.Environ(), "KUBELETCFG_HANGPOINT=after-write")
 	if err := hung.Start(); err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestApply(t *testing.T) {
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		b, _ := os.ReadFile(cfg)
-		_, journal := os.Stat(filepath.Join(dir, ".kubeletcfg-apply.json"))
+		_, journal := os.Stat(filepath.Join(dir, "state", "journal.json"))
 		if strings.Contains(string(b), "maxPods: 111") && journal != nil {
 			break
 		}
@@ -203,16 +203,15 @@ func TestApply(t *testing.T) {
 		t.Errorf("after the deadline /configz maxPods = %v, want 111", got)
 	}
 
-	// backups lists what the applies kept; rollback --to puts the first back.
-	out2, err := exec.Command(bin, append([]string{"backups", "--kubelet-version", minor, "--"}, args...)...).CombinedOutput()
-	if err != nil || strings.Count(string(out2), ".bak.") != 7 {
-		t.Fatalf("backups: %v, want seven listed\n%s", err, out2)
+	// backups lists what the applies kept; rollback --to 1 puts the first back.
+	out2, err := exec.Command(bin, "backups", "--state-dir", filepath.Join(dir, "state")).CombinedOutput()
+	if err != nil || strings.Count(string(out2), ".bak.") != 7 || !strings.HasPrefix(string(out2), "1\t") {
+		t.Fatalf("backups: %v, want seven records listed\n%s", err, out2)
 	}
-	first := strings.Fields(strings.Split(strings.TrimSpace(string(out2)), "\n")[0])[0]
-	out2, err = exec.Command(bin, append([]string{"rollback", "--node", host, "--to", first, "--kubelet-version", minor,
-		"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...).CombinedOutput()
+	out2, err = exec.Command(bin, append([]string{"rollback", "--node", host, "--to", "1", "--kubelet-version", minor,
+		"--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("rollback --to %s: %v\n%s", first, err, out2)
+		t.Fatalf("rollback --to 1: %v\n%s", err, out2)
 	}
 	if got := configzMaxPods(t); got != 100 {
 		t.Errorf("after rollback to the first backup /configz maxPods = %v, want 100", got)
@@ -227,7 +226,7 @@ func TestApply(t *testing.T) {
 	static := filepath.Join(dir, "static.yaml")
 	write(t, static, base+"cgroupDriver: cgroupfs\nmaxPods: 100\ncpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n")
 	out2, err = exec.Command(bin, append([]string{"apply", "--node", host, "-f", static, "--drained", "--kubelet-version", minor,
-		"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...).CombinedOutput()
+		"--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("apply of the static CPU manager policy with --drained: %v\n%s", err, out2)
 	}
@@ -243,7 +242,7 @@ func TestApply(t *testing.T) {
 			dropinArgs = append(dropinArgs, "--dropin", spec)
 		}
 		cmd := exec.Command(bin, append(append(append([]string{"apply", "--node", host}, dropinArgs...), "--kubelet-version", minor,
-			"--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"), args...)...)
+			"--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"), "--stable-for", "1s", "--"), args...)...)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
@@ -278,13 +277,13 @@ func TestApply(t *testing.T) {
 	}
 
 	// A second apply while another holds the lock is refused.
-	holder := exec.Command("flock", filepath.Join(dir, ".kubeletcfg.lock"), "sleep", "30")
+	holder := exec.Command("flock", filepath.Join(dir, "state", "lock"), "sleep", "30")
 	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(-holder.Process.Pid, syscall.SIGKILL)
-	for exec.Command("flock", "-n", filepath.Join(dir, ".kubeletcfg.lock"), "true").Run() == nil {
+	for exec.Command("flock", "-n", filepath.Join(dir, "state", "lock"), "true").Run() == nil {
 		time.Sleep(20 * time.Millisecond)
 	}
 	write(t, good, base+"cgroupDriver: cgroupfs\nmaxPods: 133\n")
@@ -356,13 +355,13 @@ KUBELET_EXTRA_ARGS="--max-pods=120 --cgroup-driver=cgroupfs --v=1"
 	before := fetchConfigz(t)
 
 	bin := filepath.Join(dir, "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
 		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
 	}
 	host, _ := os.Hostname()
 	cfg := filepath.Join(dir, "config.yaml")
 	out, err := exec.Command(bin, "apply", "--node", host, "--from-migrate", "--from", env, "--config-path", cfg,
-		"--kubelet-version", minor, "--restart-command", restart, "--pid-file", filepath.Join(dir, "kubelet.pid"),
+		"--kubelet-version", minor, "--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"),
 		"--stable-for", "1s", "--verify-configz", "--insecure").CombinedOutput()
 	if err != nil {
 		t.Fatalf("apply --from-migrate: %v\n%s", err, out)

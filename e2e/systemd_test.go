@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,7 +30,7 @@ func TestApplyUnderSystemd(t *testing.T) {
 	requireNoKubelet(t)
 	defer saveSysctls(t)()
 	bin := filepath.Join(t.TempDir(), "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
 		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
 	}
 	base := `apiVersion: kubelet.config.k8s.io/v1beta1
@@ -65,48 +66,16 @@ WantedBy=multi-user.target
 	if err := os.Symlink("/etc/systemd/system/kubelet.service", in("/etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
 		t.Fatal(err)
 	}
-	for _, stale := range []string{"/var/lib/kubelet/config.yaml.bak.*", "/var/lib/kubelet/.kubeletcfg*"} {
+	for _, stale := range []string{"/var/lib/kubelet/config.yaml.bak.*", "/var/lib/kubelet/.kubeletcfg*", "/var/lib/kubeletcfg"} {
 		matches, _ := filepath.Glob(in(stale))
 		for _, m := range matches {
-			os.Remove(m)
+			os.RemoveAll(m)
 		}
 	}
 
-	boot := exec.Command("systemd-nspawn", "-b", "-D", rootfs, "--register=no", "--keep-unit",
-		"--bind=/dev/kmsg", "--capability=CAP_SYSLOG", "--system-call-filter=@keyring",
-		"--bind-ro="+kubelet+":/usr/local/bin/kubelet", "--bind-ro="+bin+":/usr/local/bin/kubeletcfg")
-	boot.Env = append(os.Environ(), "SYSTEMD_NSPAWN_API_VFS_WRITABLE=1")
-	log, err := os.Create(filepath.Join(t.TempDir(), "nspawn.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	boot.Stdout, boot.Stderr, boot.Stdin = log, log, nil
-	if err := boot.Start(); err != nil {
-		t.Fatalf("systemd-nspawn: %v (make e2e installs it)", err)
-	}
-	defer func() {
-		boot.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- boot.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			boot.Process.Kill()
-		}
-	}()
-	init := containerInit(t, boot.Process.Pid, log.Name())
-	inside := func(args ...string) (int, string) {
-		cmd := exec.Command("nsenter", append([]string{"-t", fmt.Sprint(init), "-a"}, args...)...)
-		out, err := cmd.CombinedOutput()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode(), string(out)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0, string(out)
-	}
+	tree := bootTree(t, rootfs, kubelet, bin)
+	defer func() { tree.stop(false) }()
+	inside := func(args ...string) (int, string) { return tree.inside(t, args...) }
 	waitHealthyAt(t, func() string { _, out := inside("journalctl", "-u", "kubelet", "--no-pager", "-n", "30"); return out })
 
 	applyIn := func(file string) (int, string) {
@@ -147,12 +116,12 @@ WantedBy=multi-user.target
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		b, _ := os.ReadFile(in("/var/lib/kubelet/config.yaml"))
-		_, journal := os.Stat(in("/var/lib/kubelet/.kubeletcfg-apply.json"))
+		_, journal := os.Stat(in("/var/lib/kubeletcfg/journal.json"))
 		if strings.Contains(string(b), "maxPods: 111") && journal != nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			guard, _ := os.ReadFile(in("/var/lib/kubelet/.kubeletcfg-guard.log"))
+			guard, _ := os.ReadFile(in("/var/lib/kubeletcfg/guard.log"))
 			t.Fatalf("under systemd, after kubeletcfg died the old file was not restored:\n%s\nguard:\n%s", b, guard)
 		}
 	}
@@ -160,6 +129,156 @@ WantedBy=multi-user.target
 	if got := configzMaxPods(t); got != 111 {
 		t.Errorf("after the guard under systemd /configz maxPods = %v, want 111", got)
 	}
+
+	// The guard is a unit of its own: stopping the unit apply runs in (which
+	// kills apply, hung after its write) leaves the guard, which restores.
+	write(t, in("/root/hung.yaml"), base+"failCgroupV1: false\nmaxPods: 144\n")
+	if code, out := inside("systemd-run", "--unit=kubeletcfg-e2e-apply", "--setenv=KUBELETCFG_HANGPOINT=after-write",
+		"/usr/local/bin/kubeletcfg", "apply", "--node", "kcnode", "-f", "/root/hung.yaml", "--kubelet-version", minor, "--stable-for", "2s"); code != 0 {
+		t.Fatalf("systemd-run apply: exit %d\n%s", code, out)
+	}
+	waitFile(t, in("/var/lib/kubelet/config.yaml"), "maxPods: 144", 30*time.Second)
+	if _, out := inside("systemctl", "list-units", "--no-legend", "kubeletcfg-guard-*"); !strings.Contains(out, "kubeletcfg-guard-") {
+		t.Fatalf("no guard unit while apply runs:\n%s", out)
+	}
+	if code, out := inside("systemctl", "stop", "kubeletcfg-e2e-apply"); code != 0 {
+		t.Fatalf("stopping the unit apply runs in: exit %d\n%s", code, out)
+	}
+	stopped := time.Now()
+	waitFile(t, in("/var/lib/kubelet/config.yaml"), "maxPods: 111", 30*time.Second)
+	waitGone(t, in("/var/lib/kubeletcfg/journal.json"), 30*time.Second)
+	waitHealthyAt(t, func() string {
+		_, out := inside("journalctl", "-u", "kubeletcfg-guard-*", "--no-pager", "-n", "30")
+		return out
+	})
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the apply's unit stopped and its guard restored, /configz maxPods = %v, want 111", got)
+	}
+	t.Logf("under systemd: the unit apply ran in stopped; its guard restored the old file and the kubelet is healthy %s later", time.Since(stopped).Round(time.Millisecond))
+
+	// A reboot between the write and the confirmation (the tree killed, as
+	// by a power cut): at the next boot kubeletcfg-recover.service puts the
+	// old file back before the kubelet starts.
+	write(t, in("/root/reboot.yaml"), base+"failCgroupV1: false\nmaxPods: 155\n")
+	if code, out := inside("systemd-run", "--unit=kubeletcfg-e2e-apply2", "--setenv=KUBELETCFG_HANGPOINT=after-write",
+		"/usr/local/bin/kubeletcfg", "apply", "--node", "kcnode", "-f", "/root/reboot.yaml", "--kubelet-version", minor, "--stable-for", "2s", "--health-timeout", "60s"); code != 0 {
+		t.Fatalf("systemd-run apply: exit %d\n%s", code, out)
+	}
+	waitFile(t, in("/var/lib/kubelet/config.yaml"), "maxPods: 155", 30*time.Second)
+	tree.stop(true)
+	if _, err := os.Stat(in("/var/lib/kubeletcfg/journal.json")); err != nil {
+		t.Fatalf("no journal after the power cut: %v", err)
+	}
+	tree = bootTree(t, rootfs, kubelet, bin)
+	waitHealthyAt(t, func() string { _, out := inside("journalctl", "-b", "--no-pager", "-n", "60"); return out })
+	if b, _ := os.ReadFile(in("/var/lib/kubelet/config.yaml")); !strings.Contains(string(b), "maxPods: 111") {
+		t.Errorf("after the reboot the config file holds:\n%s", b)
+	}
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the reboot /configz maxPods = %v, want 111", got)
+	}
+	_, restarts := inside("systemctl", "show", "kubelet", "-p", "NRestarts", "--value")
+	_, order := inside("sh", "-c", "systemctl show kubeletcfg-recover -p ExecMainExitTimestampMonotonic --value; systemctl show kubelet -p ExecMainStartTimestampMonotonic --value")
+	times := strings.Fields(order)
+	if len(times) != 2 || strings.TrimSpace(restarts) != "0" {
+		t.Errorf("after the reboot: kubelet NRestarts %q, recovery and kubelet start %q", restarts, order)
+	} else if a, _ := strconv.ParseInt(times[0], 10, 64); a == 0 || a > mustInt(times[1]) {
+		t.Errorf("the recovery ended at %s, after the kubelet started at %s", times[0], times[1])
+	}
+	if _, err := os.Stat(in("/var/lib/kubeletcfg/journal.json")); err == nil {
+		t.Error("the journal stays after the boot-time recovery")
+	}
+}
+
+func mustInt(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// waitFile waits until the file at p contains s.
+func waitFile(t *testing.T, p, s string, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), s) {
+			return
+		}
+		if time.Now().After(end) {
+			b, _ := os.ReadFile(p)
+			t.Fatalf("%s does not hold %q after %s:\n%s", p, s, d, b)
+		}
+	}
+}
+
+// waitGone waits until nothing is at p.
+func waitGone(t *testing.T, p string, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Lstat(p); err != nil {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s is still there after %s", p, d)
+		}
+	}
+}
+
+// nspawnTree is a booted systemd-nspawn container of the e2e rootfs.
+type nspawnTree struct {
+	boot *exec.Cmd
+	init int
+	done chan error
+}
+
+// bootTree boots rootfs with the kubelet and kubeletcfg bound in.
+func bootTree(t *testing.T, rootfs, kubelet, bin string) *nspawnTree {
+	t.Helper()
+	boot := exec.Command("systemd-nspawn", "-b", "-D", rootfs, "--register=no", "--keep-unit",
+		"--bind=/dev/kmsg", "--capability=CAP_SYSLOG", "--system-call-filter=@keyring",
+		"--bind-ro="+kubelet+":/usr/local/bin/kubelet", "--bind-ro="+bin+":/usr/local/bin/kubeletcfg")
+	boot.Env = append(os.Environ(), "SYSTEMD_NSPAWN_API_VFS_WRITABLE=1")
+	log, err := os.Create(filepath.Join(t.TempDir(), "nspawn.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	boot.Stdout, boot.Stderr, boot.Stdin = log, log, nil
+	if err := boot.Start(); err != nil {
+		t.Fatalf("systemd-nspawn: %v (make e2e installs it)", err)
+	}
+	tree := &nspawnTree{boot: boot, done: make(chan error, 1)}
+	go func() { tree.done <- boot.Wait() }()
+	tree.init = containerInit(t, boot.Process.Pid, log.Name())
+	return tree
+}
+
+// stop shuts the tree down (SIGTERM to nspawn), or with kill cuts its power.
+func (n *nspawnTree) stop(kill bool) {
+	if kill {
+		// PID 1 of the container gone: the kernel kills all of it at once.
+		syscall.Kill(n.init, syscall.SIGKILL)
+	} else {
+		n.boot.Process.Signal(syscall.SIGTERM)
+	}
+	select {
+	case <-n.done:
+	case <-time.After(20 * time.Second):
+		n.boot.Process.Kill()
+		<-n.done
+	}
+}
+
+// inside runs a command in the tree's namespaces.
+func (n *nspawnTree) inside(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("nsenter", append([]string{"-t", fmt.Sprint(n.init), "-a"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, string(out)
 }
 
 // containerInit finds the container's PID 1 (the child of systemd-nspawn)

@@ -28,9 +28,11 @@ type Options struct {
 	ConfigPath string
 }
 
-// Removed is a flag the target kubelet no longer has.
+// Removed is a flag, or a feature gate setting, the target kubelet no longer
+// has.
 type Removed struct {
-	Flag   string `json:"flag"`
+	Flag   string `json:"flag,omitempty"`
+	Gate   string `json:"gate,omitempty"`
 	Reason string `json:"reason"`
 }
 
@@ -43,8 +45,15 @@ type Result struct {
 	Warnings       []string                      `json:"warnings"`
 	Effective      *v1beta1.KubeletConfiguration `json:"-"`
 	Origins        map[string]dropins.Origin     `json:"-"`
-	version        *schema.Version
+	// DroppedGates are the gate settings left out, where the setup had them.
+	DroppedGates []dropins.DroppedGate `json:"-"`
+	version      *schema.Version
+	old          *dropins.Result
 }
+
+// Verdict is the kubelet's verdict on the migrated configuration (the old
+// setup's, which it equals): nil when the version starts with it.
+func (r *Result) Verdict() *dropins.Refused { return r.old.Verdict() }
 
 // Run migrates the old setup. The effective configuration of the new config
 // file plus the remaining flags equals that of the old setup (Verify checks).
@@ -59,20 +68,31 @@ func Run(opts Options) (*Result, error) {
 	}
 	layer := opts.Options
 	layer.Args = args
+	layer.DropGate = func(name string) bool { _, gone := v.RemovedGate(name); return gone }
 	old, err := dropins.Effective(layer)
 	if err != nil {
 		return nil, fmt.Errorf("the old setup does not start kubelet %s: %w", v.Minor, err)
 	}
+	for _, g := range old.DroppedGates {
+		removed = append(removed, removedGate(g, v))
+	}
 	res := &Result{KubeletVersion: v.Minor, Removed: removed, Warnings: notMigrated(old.Warnings),
-		Effective: old.Config, Origins: old.Origins, version: v}
+		Effective: old.Config, Origins: old.Origins, DroppedGates: old.DroppedGates, version: v, old: old}
 	if res.Removed == nil {
 		res.Removed = []Removed{}
 	}
-	res.Config, err = minimal(old.Config, v)
+	var flagOnly []string
+	res.Config, flagOnly, err = minimal(old.Config, v)
 	if err != nil {
 		return nil, err
 	}
 	res.Flags = remainingFlags(old, args, opts.ConfigPath, v)
+	kept, warnings, err := keepFlagOnly(flagOnly, args, v)
+	if err != nil {
+		return nil, err
+	}
+	res.Flags = append(res.Flags, kept...)
+	res.Warnings = append(res.Warnings, warnings...)
 	for path := range v.RegisterResets() {
 		dropPath(res.Config, path)
 	}
@@ -165,6 +185,21 @@ func removedReason(name string, v *schema.Version) string {
 	return fmt.Sprintf("kubelet %s has no --%s (no kubelet from %s on has it, nor any older release kubeletcfg knows); the kubelet would refuse to start", v.Minor, name, schema.Supported()[0])
 }
 
+// What is the removed flag, or the feature gate setting.
+func (r Removed) What() string {
+	if r.Gate != "" {
+		return "feature gate " + r.Gate
+	}
+	return r.Flag
+}
+
+// removedGate says what leaving out a gate setting the version no longer has
+// means, judged on the last kubelet that had the gate.
+func removedGate(d dropins.DroppedGate, v *schema.Version) Removed {
+	g, _ := v.RemovedGate(d.Name)
+	return Removed{Gate: fmt.Sprintf("%s=%t (%s)", d.Name, d.Value, d.Where), Reason: g.Dropping(v, d.Value)}
+}
+
 // advice says what replaces the settings of the flags that went away with
 // dockershim and the in-kubelet network plugins.
 func advice(name string) string {
@@ -184,15 +219,17 @@ func advice(name string) string {
 }
 
 // minimal is the configuration that differs from the version's config-file
-// defaults, as a nested map ready to be written.
-func minimal(eff *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]any, error) {
+// defaults, as a nested map ready to be written, and the fields whose value
+// the file cannot hold: an empty value the kubelet's defaulting of a config
+// file replaces (only a flag can set those).
+func minimal(eff *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]any, []string, error) {
 	have, err := config.ToMap(eff, v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var def map[string]any
 	if err := json.Unmarshal(v.Defaults(), &def); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := diffMap(have, def, "", v)
 	if out == nil {
@@ -210,15 +247,67 @@ func minimal(eff *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]a
 	for range 4 {
 		got, err := defaultedMap(out, v)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		fixes := diffMap(have, got, "", v)
 		if len(fixes) == 0 {
-			return out, nil
+			return out, missingIn(have, got, "", v), nil
 		}
 		mergeInto(out, fixes)
 	}
-	return nil, fmt.Errorf("kubelet %s: no config file found that the kubelet defaults to the old effective configuration", v.Minor)
+	return nil, nil, fmt.Errorf("kubelet %s: no config file found that the kubelet defaults to the old effective configuration", v.Minor)
+}
+
+// missingIn lists the fields got has and have lacks (an empty value, not
+// serialized), objects field by field.
+func missingIn(have, got map[string]any, prefix string, v *schema.Version) []string {
+	var out []string
+	for _, k := range sortedKeys(got) {
+		path := k
+		if prefix != "" {
+			path = prefix + "." + k
+		}
+		hv, ok := have[k]
+		if !ok {
+			out = append(out, path)
+			continue
+		}
+		hm, hIsMap := hv.(map[string]any)
+		gm, gIsMap := got[k].(map[string]any)
+		if f, _ := v.Field(path); hIsMap && gIsMap && f.Type == "object" {
+			out = append(out, missingIn(hm, gm, path, v)...)
+		}
+	}
+	return out
+}
+
+// keepFlagOnly keeps on the command line the last flag that set each field
+// the config file cannot hold, and says why; a field no flag set has no way
+// to be kept and fails the migration.
+func keepFlagOnly(fields []string, args []string, v *schema.Version) ([]string, []string, error) {
+	if len(fields) == 0 {
+		return nil, nil, nil
+	}
+	cl, err := flags.Parse(args, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	var kept, warnings []string
+	for _, path := range fields {
+		var last *flags.Occurrence
+		for i := range cl.Occurrences {
+			if cl.Occurrences[i].Flag.Field == path {
+				last = &cl.Occurrences[i]
+			}
+		}
+		if last == nil {
+			return nil, nil, fmt.Errorf("kubelet %s: %s has a value no config file can hold (the kubelet's defaulting of a config file replaces it) and no flag to keep it", v.Minor, path)
+		}
+		flag := "--" + last.Flag.Name + "=" + last.Value
+		kept = append(kept, flag)
+		warnings = append(warnings, fmt.Sprintf("%s: kept on the command line as %s: the config file cannot hold %q (kubelet %s's defaulting of a config file replaces an empty %s)", path, flag, last.Value, v.Minor, path))
+	}
+	return kept, warnings, nil
 }
 
 // defaultedMap is what kubelet v makes of a config file holding doc.
@@ -359,4 +448,13 @@ func (r *Result) Verify(writeConfig func(doc []byte) (path string, err error)) e
 		return fmt.Errorf("the migrated setup differs from the old one:\nold: %s\nnew: %s", a, b)
 	}
 	return nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

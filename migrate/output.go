@@ -124,7 +124,7 @@ func (r *Result) Report() string {
 	if len(r.Removed) > 0 {
 		b.WriteString("\nRemoved (kubelet " + r.KubeletVersion + " does not have them):\n")
 		for _, rm := range r.Removed {
-			fmt.Fprintf(&b, "  %s: %s\n", rm.Flag, rm.Reason)
+			fmt.Fprintf(&b, "  %s: %s\n", rm.What(), rm.Reason)
 		}
 	}
 	if len(r.Warnings) > 0 {

@@ -2,10 +2,9 @@ package migrate
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/units"
 )
 
@@ -57,8 +56,13 @@ func (r *Result) Rewrite(args []string, origins []units.Source, root string) (ma
 	for _, g := range groups {
 		content, ok := out[g.file]
 		if !ok {
-			var err error
-			if content, err = os.ReadFile(filepath.Join(orRoot(root), g.file)); err != nil {
+			r, err := nodefile.OpenRoot(root)
+			if err != nil {
+				return nil, err
+			}
+			content, err = r.ReadFile(g.file, nodefile.EnvFile)
+			r.Close()
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -134,13 +138,6 @@ func setAssignment(content []byte, file, name string, line int, words []string) 
 	}
 	lines[line-1] = fmt.Sprintf("%s=\"%s\"", name, value)
 	return []byte(strings.Join(lines, "\n")), nil
-}
-
-func orRoot(root string) string {
-	if root == "" {
-		return "/"
-	}
-	return root
 }
 
 // CommandLine is the kubelet's command line after the migration: the words

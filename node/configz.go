@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // Live says how to reach a running kubelet's /configz.
@@ -26,9 +27,18 @@ type Live struct {
 // Configz fetches what the running kubelet serves on /configz: its
 // configuration as v1beta1 JSON.
 func Configz(ctx context.Context, l Live) ([]byte, error) {
+	client, err := l.Client()
+	if err != nil {
+		return nil, err
+	}
+	return getConfigz(ctx, client, l.URL)
+}
+
+// Client is an HTTPS client with l's credentials for the kubelet's API.
+func (l Live) Client() (*http.Client, error) {
 	tlsCfg := &tls.Config{InsecureSkipVerify: l.Insecure} //nolint:gosec // only on request, for self-signed kubelets
 	if l.CA != "" {
-		pem, err := os.ReadFile(l.CA)
+		pem, err := nodefile.ReadFile(l.CA, nodefile.PEM)
 		if err != nil {
 			return nil, err
 		}
@@ -45,8 +55,7 @@ func Configz(ctx context.Context, l Live) ([]byte, error) {
 		}
 		tlsCfg.Certificates = []tls.Certificate{pair}
 	}
-	client := &http.Client{Timeout: timeoutOr(l.Timeout), Transport: &http.Transport{TLSClientConfig: tlsCfg}}
-	return getConfigz(ctx, client, l.URL)
+	return &http.Client{Timeout: timeoutOr(l.Timeout), Transport: &http.Transport{TLSClientConfig: tlsCfg}}, nil
 }
 
 func timeoutOr(t time.Duration) time.Duration {
@@ -54,6 +63,20 @@ func timeoutOr(t time.Duration) time.Duration {
 		return 10 * time.Second
 	}
 	return t
+}
+
+// StatusError is an answer other than 200 OK: from the kubelet, or from the
+// API server's node proxy (403 forbidden, 404 no such node, 503 the kubelet
+// could not be reached, with the proxy's reason in Body).
+type StatusError struct {
+	URL    string
+	Code   int
+	Status string
+	Body   string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("GET %s: %s: %s", e.URL, e.Status, e.Body)
 }
 
 // getConfigz GETs a /configz answer and returns the configuration in it.
@@ -72,7 +95,7 @@ func getConfigz(ctx context.Context, client *http.Client, url string) ([]byte, e
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(body))
+		return nil, &StatusError{URL: url, Code: resp.StatusCode, Status: resp.Status, Body: string(bytes.TrimSpace(body))}
 	}
 	var wrapped struct {
 		KubeletConfig json.RawMessage `json:"kubeletconfig"`

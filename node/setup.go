@@ -2,10 +2,13 @@ package node
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kubeletcfg/kubeletcfg/units"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Kubelet is how the node starts its kubelet.
@@ -20,6 +23,9 @@ type Kubelet struct {
 	Origins []units.Source
 	Env     map[string]string // the kubelet process's environment
 	Files   []string          // the unit, its drop-ins and the environment files read
+	// Warnings are what systemd ignores in those files, and variables that
+	// reach no kubelet flag.
+	Warnings []warning.Warning
 }
 
 // LookupEnv reads the kubelet's environment.
@@ -42,7 +48,7 @@ func fromSetup(s *units.Setup) (*Kubelet, error) {
 	if len(s.Exec) == 0 {
 		return nil, fmt.Errorf("%s: ExecStart= runs nothing", s.Unit)
 	}
-	k := &Kubelet{Unit: s.Unit, Args: s.Exec[1:], Env: s.Env}
+	k := &Kubelet{Unit: s.Unit, Args: s.Exec[1:], Env: s.Env, Warnings: s.Warnings}
 	k.Files = append(append(append(k.Files, s.Unit), s.Dropins...), s.EnvFiles...)
 	for i := range k.Args {
 		src := ""
@@ -94,12 +100,13 @@ func FromFiles(root string, files []string) (*Kubelet, error) {
 			k.Sources = append(k.Sources, one.Sources...)
 			k.Origins = append(k.Origins, one.Origins...)
 			k.Files = append(k.Files, one.Files...)
+			k.Warnings = append(k.Warnings, one.Warnings...)
 			for name, val := range one.Env {
 				k.Env[name] = val
 			}
 			continue
 		}
-		env, lines, err := units.ReadEnvFile(filepath.Join(orRoot(root), f))
+		env, lines, err := units.ReadNodeEnvFile(root, f)
 		if err != nil {
 			return nil, err
 		}
@@ -107,10 +114,16 @@ func FromFiles(root string, files []string) (*Kubelet, error) {
 		for name, val := range env {
 			k.Env[name] = val
 		}
+		used := false
 		for _, l := range lines {
-			if l.Ignored != "" || !argVariables[l.Key] {
+			if l.Ignored != "" {
+				k.Warnings = append(k.Warnings, warning.At(warning.SystemdIgnored, f, l.Line, "%s: systemd ignores this line", l.Ignored))
 				continue
 			}
+			if !argVariables[l.Key] {
+				continue
+			}
+			used = true
 			words, err := units.SplitCommandLine("$"+l.Key, env)
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %s: %w", f, l.Line, l.Key, err)
@@ -121,6 +134,10 @@ func FromFiles(root string, files []string) (*Kubelet, error) {
 				k.Origins = append(k.Origins, units.Source{File: f, Line: l.Line, Var: l.Key})
 			}
 		}
+		if !used {
+			k.Warnings = append(k.Warnings, warning.At(warning.VariableUnused, f, 0,
+				"sets none of the variables kubelet units pass as flags (%s): none of it reaches the kubelet's command line", strings.Join(argVariableNames(), ", ")))
+		}
 	}
 	if len(k.Files) == 0 {
 		return nil, fmt.Errorf("no file given")
@@ -128,9 +145,8 @@ func FromFiles(root string, files []string) (*Kubelet, error) {
 	return k, nil
 }
 
-func orRoot(root string) string {
-	if root == "" {
-		return "/"
-	}
-	return root
+func argVariableNames() []string {
+	names := slices.Collect(maps.Keys(argVariables))
+	slices.Sort(names)
+	return names
 }

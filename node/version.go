@@ -3,15 +3,19 @@
 package node
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // kubeletPaths are where packages and installers put the kubelet.
@@ -48,23 +52,39 @@ func KubeletVersion(root string) (string, error) {
 }
 
 // packagedVersion reads the kubelet package's version from an image's dpkg
-// database.
+// database, inside the root and a stanza at a time.
 func packagedVersion(root string) (string, error) {
-	status, err := os.ReadFile(filepath.Join(root, "var/lib/dpkg/status"))
+	r, err := nodefile.OpenRoot(root)
 	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	f, err := r.Open("/var/lib/dpkg/status", nodefile.DpkgStatus)
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%w under %s (no dpkg database to read its version from)", ErrNoKubelet, root)
 	}
-	for _, stanza := range strings.Split(string(status), "\n\n") {
-		if !strings.Contains("\n"+stanza, "\nPackage: kubelet\n") {
-			continue
-		}
-		for _, line := range strings.Split(stanza, "\n") {
-			if v, ok := strings.CutPrefix(line, "Version: "); ok {
-				if m := versionOutput.FindStringSubmatch(v); m != nil {
-					return m[1], nil
-				}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	inKubelet := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			inKubelet = false
+		case line == "Package: kubelet":
+			inKubelet = true
+		case inKubelet && strings.HasPrefix(line, "Version: "):
+			if m := versionOutput.FindStringSubmatch(strings.TrimPrefix(line, "Version: ")); m != nil {
+				return m[1], nil
 			}
 		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("reading the dpkg database under %s: %w", root, err)
 	}
 	return "", fmt.Errorf("%w under %s (dpkg lists no kubelet package)", ErrNoKubelet, root)
 }

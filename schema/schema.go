@@ -367,6 +367,33 @@ func (v *Version) CheckGates(set map[string]bool) []string {
 	return errs
 }
 
+// SetGates is the verdict of the kubelet's feature gate on taking the
+// settings in set all at once (featuregate's SetFromMap): the errors of
+// CheckGates, else, where the version records dependencies, every enabled
+// gate whose dependencies are not all enabled.
+func (v *Version) SetGates(set map[string]bool) []string {
+	if errs := v.CheckGates(set); len(errs) > 0 {
+		return errs
+	}
+	var errs []string
+	for _, g := range v.Gates() {
+		if len(g.DependsOn) == 0 || !v.GateEnabled(g.Name, set) {
+			continue
+		}
+		var disabled []string
+		for _, dep := range g.DependsOn {
+			if !v.GateEnabled(dep, set) {
+				disabled = append(disabled, dep)
+			}
+		}
+		if len(disabled) > 0 {
+			errs = append(errs, fmt.Sprintf("%s is enabled, but depends on features that are disabled: %v", g.Name, disabled))
+		}
+	}
+	sort.Strings(errs)
+	return errs
+}
+
 // DefaultingChecksGates reports whether this version's defaulting takes the
 // config's feature gates itself: then a bad gate makes the kubelet panic while
 // loading its config file instead of failing with an error.
@@ -414,6 +441,73 @@ func Legacy(name string) (LegacyFlag, bool) {
 	}
 	f, ok := legacy[name]
 	return f, ok
+}
+
+// GoneGate is a feature gate a kubelet version does not have any more, as
+// the last release that had it declared it.
+type GoneGate struct {
+	Name    string `json:"name"`
+	LastIn  string `json:"lastIn"`
+	Default bool   `json:"default"`
+	Stage   string `json:"stage"`
+	Locked  bool   `json:"locked,omitempty"`
+}
+
+// Dropping says what leaving out a setting of the gate to value means for
+// kubelet v, judged on the last kubelet that had the gate.
+func (g GoneGate) Dropping(v *Version, value bool) string {
+	reason := fmt.Sprintf("kubelet %s has no feature gate %s: the last kubelet with it was %s", v.Minor, g.Name, g.LastIn)
+	switch {
+	case g.Locked && g.Default == value:
+		return reason + fmt.Sprintf(", where it was %s and locked to %t: dropping the setting changes nothing", g.Stage, g.Default)
+	case g.Default == value:
+		return reason + fmt.Sprintf(", where it was %s and %t by default, as set here: dropping the setting changes nothing on that kubelet", g.Stage, g.Default)
+	}
+	state := "off"
+	if value {
+		state = "on"
+	}
+	return reason + fmt.Sprintf(", where it was %s and %t by default; this setup sets it to %t: dropping the setting changes behaviour (kubelet %s cannot turn the feature %s)", g.Stage, g.Default, value, v.Minor, state)
+}
+
+var (
+	legacyGatesOnce sync.Once
+	legacyGates     map[string]GoneGate
+)
+
+// RemovedGate looks up a gate v does not have that an older kubelet had: the
+// newest supported version before v with it, else the legacy releases
+// (hack/legacyflags). A gate only newer kubelets have was not removed.
+func (v *Version) RemovedGate(name string) (GoneGate, bool) {
+	if _, ok := v.Gate(name); ok {
+		return GoneGate{}, false
+	}
+	versions := all()
+	for i := len(versions) - 1; i >= 0; i-- {
+		old := versions[i]
+		if !minorLess(old.Minor, v.Minor) {
+			continue
+		}
+		if g, ok := old.Gate(name); ok {
+			return GoneGate{Name: name, LastIn: old.Minor, Default: g.Default, Stage: g.Stage, Locked: g.Locked}, true
+		}
+	}
+	legacyGatesOnce.Do(func() {
+		raw, err := files.ReadFile("data/legacy-gates.json")
+		if err != nil {
+			panic(err)
+		}
+		var list []GoneGate
+		if err := json.Unmarshal(raw, &list); err != nil {
+			panic(err)
+		}
+		legacyGates = map[string]GoneGate{}
+		for _, g := range list {
+			legacyGates[g.Name] = g
+		}
+	})
+	g, ok := legacyGates[name]
+	return g, ok
 }
 
 type docs struct {

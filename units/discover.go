@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // Setup is how systemd starts the kubelet.
@@ -125,7 +127,7 @@ var errIsDir = errors.New("is a directory")
 // checkUnitFile checks that p is a unit file systemd would load: it exists
 // and is not masked.
 func (n *nodeFS) checkUnitFile(p string) error {
-	res, fi, err := n.stat(p)
+	res, fi, err := n.Stat(p)
 	switch {
 	case res == devNull:
 		return &Error{File: p, Msg: "the unit is masked (linked to /dev/null); systemd will not start it"}
@@ -144,7 +146,7 @@ func (n *nodeFS) checkUnitFile(p string) error {
 func (n *nodeFS) load(name, unit string) (*Setup, error) {
 	n.systemd = n.systemdVersion()
 	s := &Setup{UnitName: name, Unit: unit, SystemdVersion: n.systemd}
-	if res, err := n.resolve(unit); err == nil && res != unit {
+	if res, err := n.Resolve(unit); err == nil && res != unit {
 		s.UnitTarget = res
 	}
 	s.Dropins, s.Masked, s.Warnings = n.findDropins(unitNames(name, s.UnitTarget))
@@ -179,7 +181,7 @@ func (n *nodeFS) readConfig(name, unit string, dropins []string) (*serviceConfig
 	sp := &specifiers{unit: name, fragment: unit, node: n}
 	cfg := newServiceConfig()
 	for _, f := range append([]string{unit}, dropins...) {
-		data, err := n.readFile(f)
+		data, err := n.ReadFile(f, nodefile.Unit)
 		if err != nil {
 			return nil, &Error{File: f, Msg: "reading unit file", Err: err}
 		}
@@ -219,7 +221,7 @@ func (n *nodeFS) findDropins(names []string) (applied, masked []string, warnings
 	for _, d := range dirs {
 		files, err := n.dropinFiles(d)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			warnings = append(warnings, Warning{File: d, Msg: fmt.Sprintf("drop-in directory not read: %v", err)})
+			warnings = append(warnings, warnAt(d, 0, "drop-in directory not read: %v", err))
 		}
 		for _, f := range files {
 			if _, ok := byName[f]; !ok {
@@ -240,11 +242,11 @@ func (n *nodeFS) findDropins(names []string) (applied, masked []string, warnings
 // dropinFiles lists the drop-in file names in directory d: "*.conf", not
 // hidden, regular files or symbolic links.
 func (n *nodeFS) dropinFiles(d string) ([]string, error) {
-	names, err := n.readDir(d)
+	names, err := n.ReadDir(d)
 	if err != nil {
 		return nil, err
 	}
-	res, err := n.resolve(d)
+	res, err := n.Resolve(d)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +255,7 @@ func (n *nodeFS) dropinFiles(d string) ([]string, error) {
 		if !strings.HasSuffix(f, ".conf") || strings.HasPrefix(f, ".") {
 			continue
 		}
-		fi, err := n.root.Lstat(rel(path.Join(res, f)))
+		fi, err := n.Lstat(path.Join(res, f))
 		if err != nil || !(fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0) {
 			continue
 		}
@@ -295,9 +297,9 @@ func (n *nodeFS) environment(cfg *serviceConfig, s *Setup) (map[string]envVar, e
 	}
 	unsetEnv(env, cfg.Unset)
 	if len(cfg.PassEnv) > 0 {
-		s.Warnings = append(s.Warnings, Warning{File: s.Unit, Msg: fmt.Sprintf(
+		s.Warnings = append(s.Warnings, warnAt(s.Unit, 0,
 			"PassEnvironment= passes %s from the service manager's environment, which is not known here",
-			strings.Join(cfg.PassEnv, " "))})
+			strings.Join(cfg.PassEnv, " ")))
 	}
 	s.Env = map[string]string{}
 	s.EnvSources = map[string]Source{}
@@ -338,7 +340,7 @@ func (n *nodeFS) readEnvFiles(ref envFileRef, env map[string]envVar, s *Setup) e
 }
 
 func (n *nodeFS) readEnvFile(f string) ([]EnvLine, error) {
-	data, err := n.readFile(f)
+	data, err := n.ReadFile(f, nodefile.EnvFile)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +382,7 @@ func (n *nodeFS) fillCommand(s *Setup, cfg *serviceConfig, cmd command, env map[
 // searching for a bare name as systemd does, and warns if it is missing.
 func (n *nodeFS) findExecutable(cmd command, searchPath []string, s *Setup) string {
 	if strings.HasPrefix(cmd.Path, "/") {
-		if _, fi, err := n.stat(cmd.Path); err != nil || fi.IsDir() {
+		if _, fi, err := n.Stat(cmd.Path); err != nil || fi.IsDir() {
 			s.Warnings = append(s.Warnings, warnAt(cmd.File, cmd.Line, "executable %s not found on the node", cmd.Path))
 		}
 		return cmd.Path
@@ -390,7 +392,7 @@ func (n *nodeFS) findExecutable(cmd command, searchPath []string, s *Setup) stri
 	}
 	for _, d := range searchPath {
 		p := path.Join(d, cmd.Path)
-		if _, fi, err := n.stat(p); err == nil && fi.Mode().IsRegular() {
+		if _, fi, err := n.Stat(p); err == nil && fi.Mode().IsRegular() {
 			return p
 		}
 	}

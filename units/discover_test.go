@@ -354,7 +354,7 @@ func TestEnvironmentFiles(t *testing.T) {
 			"usr/bin/kubelet": "",
 		}
 		s := discover(t, files)
-		if len(s.EnvFiles) != 0 || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0].Msg, "invalid UTF-8") {
+		if len(s.EnvFiles) != 0 || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0].Message, "invalid UTF-8") {
 			t.Errorf("EnvFiles %q warnings %v", s.EnvFiles, s.Warnings)
 		}
 		files[usrUnit] = "[Service]\nExecStart=/usr/bin/kubelet\nEnvironmentFile=/etc/bad.env\n"
@@ -495,7 +495,7 @@ func TestExecutableAndPrefixes(t *testing.T) {
 	})
 	t.Run("missing binary warned", func(t *testing.T) {
 		s := discover(t, map[string]string{usrUnit: plain})
-		if len(s.Warnings) != 2 || !strings.Contains(s.Warnings[1].Msg, "not found") { // $ARGS unset, binary missing
+		if len(s.Warnings) != 2 || !strings.Contains(s.Warnings[1].Message, "not found") { // $ARGS unset, binary missing
 			t.Errorf("warnings %v", s.Warnings)
 		}
 	})

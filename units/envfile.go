@@ -3,8 +3,9 @@ package units
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // EnvLine is one assignment of an environment file, in file order.
@@ -29,7 +30,7 @@ func ReadEnvFile(path string) (map[string]string, []EnvLine, error) {
 // SystemdVersion finds it; 0 for current). Before systemd 254 a comment
 // line ending in a backslash also comments out the next line.
 func ReadEnvFileVersion(path string, systemdVersion int) (map[string]string, []EnvLine, error) {
-	data, err := os.ReadFile(path)
+	data, err := nodefile.ReadFile(path, nodefile.EnvFile)
 	if err != nil {
 		return nil, nil, &Error{File: path, Msg: "reading environment file", Err: err}
 	}
@@ -317,4 +318,23 @@ func ignoredReason(key string) string {
 		return fmt.Sprintf("invalid variable name %q: systemd does not understand \"export\"", key)
 	}
 	return fmt.Sprintf("invalid variable name %q", key)
+}
+
+// ReadNodeEnvFile is ReadEnvFile for node path p of the node under root ("" for
+// the running node), read inside the root and for the node's systemd version.
+func ReadNodeEnvFile(root, p string) (map[string]string, []EnvLine, error) {
+	n, err := openNode(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer n.Close()
+	data, err := n.ReadFile(p, nodefile.EnvFile)
+	if err != nil {
+		return nil, nil, &Error{File: p, Msg: "reading environment file", Err: err}
+	}
+	lines, err := parseEnvFileVersion(p, data, n.systemdVersion())
+	if err != nil {
+		return nil, nil, err
+	}
+	return envMap(lines), lines, nil
 }

@@ -1,6 +1,10 @@
 package units
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kubeletcfg/kubeletcfg/warning"
+)
 
 // Error is a problem that stops systemd from starting the kubelet as
 // configured (or that stops this package from telling how it would).
@@ -29,18 +33,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Warning is something systemd logs and then ignores: the assignment or
 // line it names has no effect.
-type Warning struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (w Warning) String() string {
-	if loc := location(w.File, w.Line); loc != "" {
-		return loc + ": " + w.Msg
-	}
-	return w.Msg
-}
+type Warning = warning.Warning
 
 func location(file string, line int) string {
 	if line > 0 {
@@ -56,5 +49,5 @@ func errorAt(file string, line int, format string, args ...any) *Error {
 
 // warnAt builds a Warning for a place in a file.
 func warnAt(file string, line int, format string, args ...any) Warning {
-	return Warning{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return warning.At(warning.SystemdIgnored, file, line, format, args...)
 }

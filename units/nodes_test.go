@@ -272,7 +272,7 @@ func checkWarnings(t *testing.T, s *Setup, want ...string) {
 	t.Helper()
 	ok := len(s.Warnings) == len(want)
 	for i := 0; ok && i < len(want); i++ {
-		ok = strings.Contains(s.Warnings[i].Msg, want[i])
+		ok = strings.Contains(s.Warnings[i].Message, want[i])
 	}
 	if !ok {
 		t.Errorf("warnings %v, want %q", s.Warnings, want)

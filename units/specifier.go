@@ -6,6 +6,8 @@ import (
 	"path"
 	"runtime"
 	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // specifiers resolves the %-specifiers of systemd.unit(5) for one unit of
@@ -199,7 +201,7 @@ const defaultUserShell = "/bin/bash"
 // has it, else /bin/sh.
 func (sp *specifiers) rootShell() string {
 	if sp.node != nil {
-		if _, fi, err := sp.node.stat(defaultUserShell); err != nil || fi.IsDir() {
+		if _, fi, err := sp.node.Stat(defaultUserShell); err != nil || fi.IsDir() {
 			return "/bin/sh"
 		}
 	}
@@ -226,7 +228,7 @@ func (sp *specifiers) needNode(c byte, what string) error {
 
 // needLive fails for a specifier only the running node can answer.
 func (sp *specifiers) needLive(c byte, what string) error {
-	if sp.node == nil || !sp.node.live {
+	if sp.node == nil || !sp.node.Live {
 		return fmt.Errorf("specifier %%%c (%s) is only known on the running node", c, what)
 	}
 	return nil
@@ -261,10 +263,10 @@ func (sp *specifiers) hostname() (string, error) {
 	if err := sp.needNode('H', "host name"); err != nil {
 		return "", err
 	}
-	if sp.node.live {
+	if sp.node.Live {
 		return os.Hostname()
 	}
-	data, err := sp.node.readFile("/etc/hostname")
+	data, err := sp.node.ReadFile("/etc/hostname", nodefile.Hostname)
 	if err != nil {
 		return "", fmt.Errorf("specifier %%H: %w", err)
 	}
@@ -280,7 +282,7 @@ func (sp *specifiers) prettyHostname() (string, error) {
 	if err := sp.needNode('q', "pretty host name"); err != nil {
 		return "", err
 	}
-	if data, err := sp.node.readFile("/etc/machine-info"); err == nil {
+	if data, err := sp.node.ReadFile("/etc/machine-info", nodefile.EnvFile); err == nil {
 		if lines, err := parseEnvFile("/etc/machine-info", data); err == nil {
 			if v := envMap(lines)["PRETTY_HOSTNAME"]; v != "" {
 				return v, nil
@@ -296,7 +298,7 @@ func (sp *specifiers) machineID() (string, error) {
 	if err := sp.needNode('m', "machine ID"); err != nil {
 		return "", err
 	}
-	data, err := sp.node.readFile("/etc/machine-id")
+	data, err := sp.node.ReadFile("/etc/machine-id", nodefile.Hostname)
 	if err != nil {
 		return "", fmt.Errorf("specifier %%m: %w", err)
 	}
@@ -312,7 +314,7 @@ func (sp *specifiers) liveFile(c byte, what, file string, edit func(string) stri
 	if err := sp.needLive(c, what); err != nil {
 		return "", err
 	}
-	data, err := sp.node.readFile(file)
+	data, err := sp.node.ReadFile(file, nodefile.Hostname)
 	if err != nil {
 		return "", fmt.Errorf("specifier %%%c: %w", c, err)
 	}
@@ -346,7 +348,7 @@ func (sp *specifiers) osRelease(c byte, field string) (string, error) {
 		return "", err
 	}
 	for _, f := range []string{"/etc/os-release", "/usr/lib/os-release"} {
-		data, err := sp.node.readFile(f)
+		data, err := sp.node.ReadFile(f, nodefile.EnvFile)
 		if err != nil {
 			continue
 		}

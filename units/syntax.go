@@ -124,7 +124,10 @@ func (p *unitParser) physicalLine(lineNo int, line []byte) error {
 	if len(logical) > longLineMax {
 		return errorAt(p.file, p.contLine, "continued line too long")
 	}
-	if endsInEscape(logical) {
+	// Only the new part is scanned: the continuation so far ends in the
+	// blank its backslash became, which escapes nothing, so the line's
+	// escapes start afresh (systemd rescans the whole line, in quadratic time).
+	if endsInEscape(line) {
 		logical[len(logical)-1] = ' '
 		p.cont = logical
 		return nil

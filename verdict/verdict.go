@@ -6,7 +6,6 @@ package verdict
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/validate"
 )
@@ -53,7 +53,7 @@ type Options struct {
 // undecodable file, reported as an invalid Result); everything the kubelet
 // would object to is in the Result.
 func File(opts Options) (*Result, error) {
-	data, err := os.ReadFile(opts.File)
+	data, err := nodefile.ReadFile(opts.File, nodefile.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func File(opts Options) (*Result, error) {
 			return nil, err
 		}
 		for _, f := range files {
-			if _, err := os.ReadFile(f); err != nil {
+			if _, err := nodefile.ReadFile(f, nodefile.Config); err != nil {
 				return nil, err
 			}
 		}
@@ -138,7 +138,7 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 	}
 	reported := false
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := nodefile.ReadFile(f, nodefile.Config)
 		if err != nil {
 			return nil, err
 		}
@@ -149,6 +149,9 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 			continue
 		}
 		for _, p := range doc.Problems {
+			if _, lenient := dropins.LenientDuplicate(p, opts.Version); lenient {
+				continue // a warning of the merge below
+			}
 			fd := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column}
 			if p.Warning {
 				res.Warnings = append(res.Warnings, fd)

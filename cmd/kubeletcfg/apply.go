@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubeletcfg/kubeletcfg/apply"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // exitRolledBack: the change was applied, failed, and the old one is back.
@@ -27,21 +29,20 @@ var errRolledBack = errors.New("rolled back")
 type applyFlags struct {
 	versionFlags
 	sourceFlags
-	node        string
-	file        string
-	dryRun      bool
-	drained     bool
-	restart     string
+	node    string
+	file    string
+	dryRun  bool
+	drained bool
+	// allowInsecure lets a change through that breaks a passing CIS check.
+	allowInsecure bool
+	restartFlags
+	stateDir    string
 	dropins     []string
 	fromMigrate bool
 	configPath  string
-	unit        string
-	pidFile     string
-	logFile     string
 	keep        int
 	verify      bool
 	live        node.Live
-	timeout     time.Duration
 	stableFor   time.Duration
 	output      string
 }
@@ -54,16 +55,44 @@ func newApplyCmd(s streams) *cobra.Command {
 		Long: `apply validates NEW.yaml for the node's kubelet version, shows what changes and
 what each change takes, then (unless --dry-run) takes the node's lock, backs the
 config file up (config.yaml.bak.DATE, never overwriting a backup), writes NEW
-atomically keeping owner and mode, restarts the kubelet, and watches its healthz
-until it has been healthy for --stable-for. If it is not, the old file is put
-back, the kubelet restarted and watched again, and the cause is reported.
+atomically keeping owner, mode and extended attributes (SELinux label), restarts
+the kubelet, and watches it. If it is not healthy, the old file is put back, the
+kubelet restarted and watched again, and the cause is reported.
 
 The kubelet's command line is read from the node (its unit, drop-ins and env
 files, --from files, or after --). --node must name this node.
 
-The kubelet is restarted through systemd's D-Bus API (--unit) and watched by
-the unit's state and main PID, or by --restart-command (with --pid-file). If
-kubeletcfg dies mid-way, a guard it left behind puts the old file back.
+The watch. The kubelet is restarted through systemd's D-Bus API (--unit), or by
+--restart-command, which needs --pid-file. The new process is pinned (its PID;
+under systemd also the unit's InvocationID and NRestarts): the old kubelet's
+answers never count, and a kubelet that exits or is restarted during the watch
+fails it; not being able to read the unit's state fails it too. Health is the
+kubelet API's /healthz on its port (10250, with the sync loop) when
+--client-cert, --kubelet-ca or --insecure give a way in, else the healthz port
+(10248, which answers as soon as the HTTP server runs); with healthzPort 0 only
+the process is watched. The kubelet must be healthy within --health-timeout,
+then stay so for --stable-for more. The default of --stable-for, 10s: the
+kubelet's own start-up failures here (a cgroup driver or cgroup version it
+cannot use, kubeReserved beyond the machine, a port in use, a stale CPU manager
+state) end the process 0.35-0.5 s after start, up to ~0.1 s after healthz first
+answered; 10s covers them many times over, and a kubelet that dies 5 s after its
+healthz answered is rolled back. A failing kubelet is seen when it exits, so the
+window only lengthens good applies.
+
+Safety. The lock, the journal of an apply in progress and the backups' records
+live in kubeletcfg's own directory (--state-dir, default /var/lib/kubeletcfg,
+inside --root): root's, mode 0700, never followed through a link. Before the
+write each old file is hard-linked beside itself, so the rollback is a rename and
+needs no free space. Under systemd a guard runs as a transient unit of the host
+(kubeletcfg-guard-ID.service), outside the cgroup apply runs in: if apply dies
+or hangs past its deadline, the guard puts the old files back and restarts the
+kubelet. apply also installs kubeletcfg-recover.service, ordered before the
+kubelet's unit, which undoes at boot an apply a reboot interrupted. Without
+systemd (or with --root) the guard is a detached process: it survives the shell
+and the SSH session, not the cgroup or container apply runs in. An apply that
+finds the journal of an earlier one refuses to run: kubeletcfg recover.
+With --root every file is opened inside the tree (links resolved inside it),
+and nothing of this host is restarted unless --restart-command is given.
 Not yet: cordon and drain, Node and Lease checks.
 
 Exit codes: 0 applied (or nothing to change), 1 a dry run that would change,
@@ -83,28 +112,58 @@ and rolled back.`,
 	return cmd
 }
 
-// startGuard runs this binary's hidden guard command, detached.
-func startGuard(configFile string) error {
+// startGuard runs this binary's hidden guard command, detached, with the
+// restart flags of this apply (never read back from a file).
+func (f *applyFlags) startGuard(dir, id string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	return apply.StartGuard(self, []string{"__guard", "--config-file", configFile}, configFile)
+	args := []string{"__guard", "--state-dir", dir, "--id", id, "--unit", f.unit, "--health-timeout", f.timeout.String()}
+	if f.restart != "" {
+		args = append(args, "--restart-command", f.restart, "--pid-file", f.pidFile, "--kubelet-log", f.logFile)
+	}
+	if f.root != "" {
+		return apply.StartGuard(self, args, dir)
+	}
+	return apply.StartHostGuard(context.Background(), self, args, dir, id, f.unit)
+}
+
+// restartFlags say how a command that restarts the kubelet does it.
+type restartFlags struct {
+	restart, pidFile, logFile, unit string
+	timeout                         time.Duration
+}
+
+func (r *restartFlags) bind(fl *pflag.FlagSet) {
+	fl.StringVar(&r.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
+	fl.StringVar(&r.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID, InvocationID, NRestarts) when there is no --restart-command")
+	fl.StringVar(&r.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID (required with --restart-command): the new process is pinned, and one that exits is seen at once")
+	fl.StringVar(&r.logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
+}
+
+func (r *restartFlags) restarter() apply.Restarter {
+	return apply.NewRestarter(r.restart, r.pidFile, r.logFile, r.unit, r.timeout)
 }
 
 // newGuardCmd is the process apply leaves behind: it waits for the apply to
 // end and undoes a change the apply did not confirm.
 func newGuardCmd() *cobra.Command {
-	var configFile string
+	var o apply.GuardOptions
+	var r restartFlags
 	cmd := &cobra.Command{
-		Use:    "__guard --config-file PATH",
+		Use:    "__guard --state-dir DIR --id ID",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return apply.Guard(configFile)
+			o.Restarter, o.Progress = r.restarter(), os.Stderr
+			return apply.Guard(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&configFile, "config-file", "", "the config file an apply is changing")
+	cmd.Flags().StringVar(&o.StateDir, "state-dir", apply.DefaultStateDir, "kubeletcfg's state directory")
+	cmd.Flags().StringVar(&o.ID, "id", "", "the apply to guard")
+	r.bind(cmd.Flags())
+	cmd.Flags().DurationVar(&r.timeout, "health-timeout", 30*time.Second, "how long a restart may take")
 	return cmd
 }
 
@@ -123,7 +182,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 			dropinName, f.file = name, file
 			continue
 		}
-		content, err := os.ReadFile(file)
+		content, err := nodefile.ReadFile(file, nodefile.Config)
 		if err != nil {
 			return err
 		}
@@ -136,7 +195,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	content, err := os.ReadFile(f.file)
+	content, err := nodefile.ReadFile(f.file, nodefile.Config)
 	if err != nil {
 		return err
 	}
@@ -161,19 +220,18 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "with --from-migrate, the config file to create when the kubelet has no --config")
 	fl.StringArrayVar(&f.dropins, "dropin", nil, "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f; repeatable")
 	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
-	fl.StringVar(&f.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
-	fl.StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID) when there is no --restart-command")
-	fl.StringVar(&f.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID: a kubelet that exits is seen at once")
-	fl.StringVar(&f.logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
+	fl.BoolVar(&f.allowInsecure, "allow-insecure", false, "apply a change that makes a CIS kubelet check fail that passes now (kubeletcfg audit); refused without it")
+	f.restartFlags.bind(fl)
+	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory: lock, journal, backups (default "+apply.DefaultStateDir+", inside --root when given)")
 	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
 	fl.BoolVar(&f.verify, "verify-configz", false, "once stable, the kubelet's /configz must serve the intended configuration (else roll back)")
 	fl.StringVar(&f.live.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz")
-	fl.StringVar(&f.live.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --verify-configz")
+	fl.StringVar(&f.live.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --verify-configz and the health watch")
 	fl.StringVar(&f.live.ClientKey, "client-key", "", "key of --client-cert")
 	fl.StringVar(&f.live.CA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --verify-configz")
 	fl.BoolVar(&f.live.Insecure, "insecure", false, "do not verify the kubelet's serving certificate, for --verify-configz")
 	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
-	fl.DurationVar(&f.stableFor, "stable-for", 3*time.Second, "how long it must then stay healthy")
+	fl.DurationVar(&f.stableFor, "stable-for", apply.DefaultStableFor, "how long it must then stay healthy, the same process, counted after --health-timeout's budget (see above for the default)")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 }
 
@@ -239,19 +297,31 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 // applyWith runs an apply with the flags every apply takes, and prints it.
 func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) error {
 	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
-	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard = f.logFile, f.keep, f.configz(), startGuard
+	o.AllowInsecure = f.allowInsecure
+	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard, o.StateDir = f.logFile, f.keep, f.configz(), f.startGuard, f.stateDir
 	o.Timeout, o.StableFor, o.Progress = f.timeout, f.stableFor, s.ErrOut
+	if f.live.ClientCert != "" || f.live.CA != "" || f.live.Insecure {
+		client, err := f.live.Client()
+		if err != nil {
+			return err
+		}
+		o.KubeletAPI = client
+	}
 	out, err := apply.Run(cmd.Context(), o)
 	if out != nil {
 		if f.output == "json" {
 			if out.Changes == nil {
 				out.Changes = []diff.Change{}
 			}
+			if out.Writes == nil {
+				out.Writes = []string{}
+			}
 			if werr := writeJSON(s, out); werr != nil {
 				return werr
 			}
 		} else {
 			printChanges(s, out.Changes)
+			printBreaks(s, out.Breaks)
 			if out.RolledBack {
 				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
 			} else if out.Applied && err == nil {

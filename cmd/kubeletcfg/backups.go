@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,42 +36,62 @@ func configFileOf(s streams, v versionFlags, src sourceFlags, args []string) (st
 	}
 	path := res.ConfigFile
 	if v.root != "" {
-		path = filepath.Join(v.root, path)
+		path = filepath.Join(v.root, filepath.Clean("/"+path))
 	}
 	return path, setup, nil
 }
 
+// stateDirOf is --state-dir, or kubeletcfg's directory in the node's tree.
+func stateDirOf(root, dir string) string {
+	if dir != "" {
+		return dir
+	}
+	return filepath.Join(root, apply.DefaultStateDir)
+}
+
 func newBackupsCmd(s streams) *cobra.Command {
-	var v versionFlags
-	var src sourceFlags
+	var root, stateDir string
 	cmd := &cobra.Command{
-		Use:     "backups [-- KUBELET_ARGS]",
-		Short:   "List the backups apply made of the node's kubelet config file, oldest first",
+		Use:   "backups",
+		Short: "List the backups apply kept (kubeletcfg's own, numbered), oldest first",
+		Long: `backups lists the records apply keeps in kubeletcfg's state directory: for each
+apply, its number, when and by whom it ran, its ID, how it ended, what it changed
+and the files it replaced (with the dated copy it also left beside each file).
+rollback --to N puts the config file of record N back. --keep-backups prunes
+these records and their dated copies only, never a copy made by hand.`,
 		Example: "  kubeletcfg backups\n  kubeletcfg backups --root /mnt/node-image",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			path, _, err := configFileOf(s, v, src, args)
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir := stateDirOf(root, stateDir)
+			list, err := apply.Records(dir)
 			if err != nil {
 				return err
 			}
-			list, err := apply.Backups(path)
-			if err != nil {
-				return err
-			}
-			for _, b := range list {
-				st, err := os.Stat(b)
-				if err != nil {
-					return err
+			for _, r := range list {
+				outcome := r.Outcome
+				if outcome == "" {
+					outcome = "unfinished"
 				}
-				fmt.Fprintf(s.Out, "%s\t%s\t%d bytes\n", b, st.ModTime().Format("2006-01-02 15:04:05"), st.Size())
+				fmt.Fprintf(s.Out, "%d\t%s\t%s\tapply %s\t%s\t%s\n", r.N, r.Time.Local().Format("2006-01-02 15:04:05"), r.Who, r.ApplyID, outcome, strings.Join(r.Changes, ", "))
+				for _, f := range r.Files {
+					fmt.Fprintf(s.Out, "\t%s", f.Path)
+					if f.Beside != "" {
+						fmt.Fprintf(s.Out, " (also %s)", f.Beside)
+					}
+					if f.Copy == "" {
+						fmt.Fprint(s.Out, " (created by the apply)")
+					}
+					fmt.Fprintln(s.Out)
+				}
 			}
 			if len(list) == 0 {
-				fmt.Fprintf(s.Out, "no backups of %s\n", path)
+				fmt.Fprintf(s.Out, "no backups in %s\n", dir)
 			}
 			return nil
 		},
 	}
-	v.bind(cmd.Flags())
-	src.bind(cmd.Flags())
+	cmd.Flags().StringVar(&root, "root", "", "the node's tree (an image), when not this host")
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "kubeletcfg's own directory (default "+apply.DefaultStateDir+", inside --root when given)")
 	return cmd
 }
 
@@ -77,32 +99,41 @@ func newRollbackCmd(s streams) *cobra.Command {
 	f := &applyFlags{}
 	var to string
 	cmd := &cobra.Command{
-		Use:   "rollback --node NAME [--to BACKUP] [--restart-command CMD] [-- KUBELET_ARGS]",
+		Use:   "rollback --node NAME [--to N | --to FILE] [--restart-command CMD --pid-file FILE] [-- KUBELET_ARGS]",
 		Short: "Put a backup of the kubelet config file back, as safely as apply puts a new one",
-		Long: `rollback applies a backup (the newest, or --to) the way apply applies a new
-file: validated, backed up itself, written atomically, the kubelet restarted and
+		Long: `rollback applies a backup — record N of kubeletcfg backups (default: the newest
+that holds the config file), or a file — the way apply applies a new file:
+validated, backed up itself, written atomically, the kubelet restarted and
 watched, and rolled back again if it does not come up.`,
-		Example: "  kubeletcfg rollback --node node-1 --restart-command 'systemctl restart kubelet'",
+		Example: "  kubeletcfg rollback --node node-1\n  kubeletcfg rollback --node node-1 --to 3",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, _, err := configFileOf(s, f.versionFlags, f.sourceFlags, args)
 			if err != nil {
 				return err
 			}
-			if to == "" {
-				list, err := apply.Backups(path)
+			if n, err := strconv.Atoi(to); err == nil || to == "" {
+				content, err := apply.RecordedContent(stateDirOf(f.root, f.stateDir), n, path)
 				if err != nil {
 					return err
 				}
-				if len(list) == 0 {
-					return fmt.Errorf("no backups of %s", path)
+				tmp, err := os.CreateTemp("", "kubeletcfg-rollback-*.yaml")
+				if err != nil {
+					return err
 				}
-				to = list[len(list)-1]
+				defer os.Remove(tmp.Name())
+				if _, err := tmp.Write(content); err != nil {
+					return err
+				}
+				if err := tmp.Close(); err != nil {
+					return err
+				}
+				to = tmp.Name()
 			}
 			f.file = to
 			return runApply(cmd, s, f, args)
 		},
 	}
 	bindApplyFlags(cmd, f)
-	cmd.Flags().StringVar(&to, "to", "", "the backup to put back (default: the newest)")
+	cmd.Flags().StringVar(&to, "to", "", "the backup to put back: a number from kubeletcfg backups, or a file (default: the newest record)")
 	return cmd
 }

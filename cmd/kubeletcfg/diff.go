@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/kubelet/config/v1beta1"
 
+	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
@@ -46,6 +47,8 @@ type diffFlags struct {
 type side struct {
 	name string
 	cfg  *v1beta1.KubeletConfiguration
+	// refused is the kubelet's refusal to start with it, if it would.
+	refused *dropins.Refused
 }
 
 func newDiffCmd(s streams) *cobra.Command {
@@ -57,7 +60,8 @@ func newDiffCmd(s streams) *cobra.Command {
 version (defaults applied, so maxPods: 110 against an absent maxPods is no
 change) and lists every changed field with what it takes: a restart; a drain
 and the removal of a state file (the kubelet refuses to start otherwise); a node
-registration; a change of security posture; a matching container runtime.
+registration; a change of security posture; a matching container runtime. A
+change that makes a CIS kubelet check fail that passed before is named.
 
   diff NEW [--against OLD]   NEW against OLD (default: the node's
                              /var/lib/kubelet/config.yaml, under --root)
@@ -71,7 +75,8 @@ registration; a change of security posture; a matching container runtime.
   diff --to-version W        upgrade preflight: the node's setup read by kubelet
                              W instead of the current version
 
-Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
+Exit codes: 0 no change, 1 changes (or the kubelet would refuse to start with
+NEW: its reason on stderr), 2 usage or I/O error.`,
 		Example: `  kubeletcfg diff --kubelet-version 1.37 new-config.yaml
   kubeletcfg diff --kubelet-version 1.31 new.yaml --against old.yaml --unified
   kubeletcfg diff --live --insecure
@@ -102,9 +107,13 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 			}
 			old, nw, err := f.sides(cmd.Context(), s, v, args)
 			if err != nil {
-				return err
+				return refusal(s, err)
 			}
 			changes, err := diff.Compute(old.cfg, nw.cfg, v)
+			if err != nil {
+				return err
+			}
+			breaks, err := audit.Breaks(v, old.cfg, nw.cfg)
 			if err != nil {
 				return err
 			}
@@ -113,15 +122,23 @@ Exit codes: 0 no change, 1 changes, 2 usage or I/O error.`,
 				if changes == nil {
 					changes = []diff.Change{}
 				}
-				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes}); err != nil {
+				if breaks == nil {
+					breaks = []audit.Result{}
+				}
+				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes, "breaks": breaks}); err != nil {
 					return err
 				}
 			case f.unified:
 				if err := printUnified(s, v, old, nw); err != nil {
 					return err
 				}
+				printBreaks(s, breaks)
 			default:
 				printChanges(s, changes)
+				printBreaks(s, breaks)
+			}
+			if nw.refused != nil {
+				return refusal(s, nw.refused)
 			}
 			if len(changes) > 0 {
 				return errCheckFailed
@@ -194,7 +211,7 @@ func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, arg
 	if err != nil {
 		return side{}, side{}, err
 	}
-	return side{name: against, cfg: old.Config}, side{name: args[0], cfg: nw.Config}, nil
+	return side{name: against, cfg: old.Config}, side{name: args[0], cfg: nw.Config, refused: nw.Verdict()}, nil
 }
 
 // newSide is NEW as the started kubelet would serve it, or the node's setup.
@@ -204,14 +221,14 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 		if err != nil {
 			return side{}, err
 		}
-		return side{name: args[0], cfg: res.Running()}, nil
+		return side{name: args[0], cfg: res.Running(), refused: res.Verdict()}, nil
 	}
 	if len(f.kubeletArgs) > 0 {
 		res, err := dropins.Effective(dropins.Options{Version: v, Args: f.kubeletArgs, Root: f.root})
 		if err != nil {
 			return side{}, err
 		}
-		return side{name: "the command line", cfg: res.Running()}, nil
+		return side{name: "the command line", cfg: res.Running(), refused: res.Verdict()}, nil
 	}
 	k, err := f.commandLine(f.root, s)
 	if err != nil {
@@ -221,7 +238,7 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 	if err != nil {
 		return side{}, err
 	}
-	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running()}, nil
+	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running(), refused: res.Verdict()}, nil
 }
 
 func orSlash(root string) string {
@@ -266,6 +283,13 @@ func printChanges(s streams, changes []diff.Change) {
 		fmt.Fprintf(s.Out, "%s: %s%s%s -> %s%s%s  [%s%s]\n", c.Path, red, diff.Value(c.Old), reset, green, diff.Value(c.New), reset, strings.Join(classes, ", "), extra)
 	}
 	fmt.Fprintf(s.Out, "%d changes\n", len(changes))
+}
+
+// printBreaks names the checks that pass before the change and fail after.
+func printBreaks(s streams, breaks []audit.Result) {
+	for _, b := range breaks {
+		fmt.Fprintf(s.Out, "security: breaks CIS %s %s: %s\n", b.ID, b.Title, b.Value)
+	}
 }
 
 func printUnified(s streams, v *schema.Version, old, nw side) error {

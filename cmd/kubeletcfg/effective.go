@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"sort"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type effectiveFlags struct {
@@ -34,10 +37,14 @@ top. It prints the result as the kubelet would serve it on /configz, then the
 flags that have no config field. --show-origin names, for every field, the
 default, file and line, or flag it came from.
 
-The kubelet command line goes after --; --config and --config-dir here are
-shorthands for putting them there. With none of them, effective reads the
-node's kubelet.service, its drop-ins and the environment files they name, as
-systemd does (under --root for an offline node image).`,
+The kubelet command line goes after -- (a bare -- is an empty command line:
+the flags-only baseline); --config and --config-dir here are shorthands for
+putting them there. With none of them, effective reads the node's
+kubelet.service, its drop-ins and the environment files they name, as systemd
+does (under --root for an offline node image).
+
+Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
+(its reason on stderr), 2 usage or I/O error.`,
 		Example: `  kubeletcfg effective --show-origin
   kubeletcfg effective --root /mnt/node-image --kubelet-version 1.31
   kubeletcfg effective --kubelet-version 1.37 --config /var/lib/kubelet/config.yaml --config-dir /etc/kubernetes/kubelet.conf.d
@@ -65,8 +72,9 @@ systemd does (under --root for an offline node image).`,
 				kargs = append(kargs, "--config-dir="+f.configDir)
 			}
 			opts := dropins.Options{Version: v, Args: kargs, Root: f.root}
-			if len(kargs) == 0 {
-				k, err := f.commandLine(f.root, s)
+			var k *node.Kubelet
+			if len(kargs) == 0 && cmd.ArgsLenAtDash() < 0 {
+				k, err = f.commandLine(f.root, s)
 				if err != nil {
 					return err
 				}
@@ -74,12 +82,16 @@ systemd does (under --root for an offline node image).`,
 			}
 			res, err := dropins.Effective(opts)
 			if err != nil {
+				return refusal(s, err)
+			}
+			warning.Print(s.ErrOut, allWarnings(nil, res.Warnings))
+			if err := printEffective(s, res, f.showOrigin, f.output, allWarnings(k, res.Warnings)); err != nil {
 				return err
 			}
-			for _, w := range res.Warnings {
-				fmt.Fprintf(s.ErrOut, "warning: %s\n", w)
+			if r := res.Verdict(); r != nil {
+				return refusal(s, r)
 			}
-			return printEffective(s, res, f.showOrigin, f.output)
+			return nil
 		},
 	}
 	f.versionFlags.bind(cmd.Flags())
@@ -91,7 +103,7 @@ systemd does (under --root for an offline node image).`,
 	return cmd
 }
 
-func printEffective(s streams, res *dropins.Result, showOrigin bool, output string) error {
+func printEffective(s streams, res *dropins.Result, showOrigin bool, output string, warnings []warning.Warning) error {
 	var remaining []string
 	for _, o := range res.Flags {
 		remaining = append(remaining, "--"+o.Flag.Name+"="+o.Value)
@@ -106,7 +118,7 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 			for _, e := range entries {
 				m[e.Path] = e
 			}
-			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": m, "flags": nonNil(remaining)})
+			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": m, "flags": nonNil(remaining), "warnings": warnings})
 		}
 		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s, field: value  # origin\n", res.Version.Minor)
 		for _, e := range entries {
@@ -126,7 +138,7 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 			return err
 		}
 		if output == "json" {
-			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": json.RawMessage(raw), "flags": nonNil(remaining)})
+			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": json.RawMessage(raw), "flags": nonNil(remaining), "warnings": warnings})
 		}
 		out, err := config.Render(raw, "yaml")
 		if err != nil {
@@ -138,6 +150,19 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 		fmt.Fprintf(s.Out, "# flags without a config field:\n#   %s\n", strings.Join(remaining, "\n#   "))
 	}
 	return nil
+}
+
+// refusal prints the kubelet's refusal to start, reason by reason, and
+// makes the command exit 1; any other error is returned as it is.
+func refusal(s streams, err error) error {
+	var r *dropins.Refused
+	if !errors.As(err, &r) {
+		return err
+	}
+	for _, reason := range r.Reasons {
+		fmt.Fprintf(s.ErrOut, "kubeletcfg: kubelet %s refuses to start: %s\n", r.Version, reason)
+	}
+	return errCheckFailed
 }
 
 func origin(o dropins.Origin, minor string) string {

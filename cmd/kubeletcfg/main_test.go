@@ -163,7 +163,7 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 			args: []string{"diff", "--kubelet-version", "1.31", "--live", "--kubeconfig", filepath.Join(dir, "no-kubeconfig"), "--node", "n", gx}, code: 2, contains: filepath.Join(dir, "no-kubeconfig")},
 		{name: "--config given twice",
 			args: []string{"effective", "--kubelet-version", "1.31", "--config", gx, "--", "--config=" + gx}, code: 2},
-		{name: "a huge file", args: []string{"validate", "--kubelet-version", "1.31", big}, code: 1, contains: "kubeletcfg reads at most"},
+		{name: "a huge file is kubeletcfg's refusal", args: []string{"validate", "--kubelet-version", "1.31", big}, code: 2, contains: "kubeletcfg's limit, not the kubelet's"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,7 +218,7 @@ func TestApplyPlanning(t *testing.T) {
 	if code, out := run("--node", host, "-f", changed, "--dry-run"); code != 1 || !strings.Contains(out, "cpuManagerPolicy") {
 		t.Errorf("changed file, dry run: exit %d\n%s", code, out)
 	}
-	if code, out := run("--node", host, "-f", changed, "--restart-command", "true"); code != 2 || !strings.Contains(out, "drained") {
+	if code, out := run("--node", host, "-f", changed, "--restart-command", "true", "--pid-file", filepath.Join(dir, "pid"), "--state-dir", filepath.Join(dir, "state")); code != 2 || !strings.Contains(out, "drained") {
 		t.Errorf("a change that needs a drain: exit %d\n%s", code, out)
 	}
 	if code, out := run("--node", "some-other-node", "-f", changed, "--dry-run"); code != 2 || !strings.Contains(out, "refusing to touch it") {
@@ -328,5 +328,93 @@ func TestEffectiveShowsKeyOrigins(t *testing.T) {
 	}
 	if k := doc.Config["evictionHard"].Keys["memory.available"]; k.Kind != "flag" {
 		t.Errorf("evictionHard.memory.available origin = %+v, want the flag", k)
+	}
+}
+
+// TestEffectiveCarriesTheVerdict: effective exits 1 with the kubelet's reason
+// when that version refuses the setup, whether it refuses while layering (a
+// gate whose dependants stay on) or the result (an empty eviction quantity);
+// a bare -- is an empty command line, not the node's.
+func TestEffectiveCarriesTheVerdict(t *testing.T) {
+	dir := t.TempDir()
+	gates := filepath.Join(dir, "gates.yaml")
+	empty := filepath.Join(dir, "empty-quantity.yaml")
+	header := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	if err := os.WriteFile(gates, []byte(header+"featureGates:\n  GracefulNodeShutdown: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte(header+"evictionHard:\n  imagefs.available: null\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args   []string
+		code   int
+		reason string
+	}{
+		{[]string{"--kubelet-version", "1.37", "--", "--config=" + gates}, 1,
+			"kubelet 1.37 refuses to start: failed to load kubelet config file: the kubelet panics while defaulting: GracefulNodeShutdownBasedOnPodPriority is enabled, but depends on features that are disabled: [GracefulNodeShutdown]"},
+		{[]string{"--kubelet-version", "1.37", "--", "--feature-gates=GracefulNodeShutdown=false"}, 1,
+			"kubelet 1.37 refuses to start: failed to set feature gates from initial flags-based config: GracefulNodeShutdownBasedOnPodPriority is enabled"},
+		{[]string{"--kubelet-version", "1.34", "--", "--config=" + gates}, 0, ""},
+		{[]string{"--kubelet-version", "1.31", "--", "--config=" + empty}, 1,
+			"kubelet 1.31 refuses to start: failed to run Kubelet: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (evictionHard.imagefs.available from " + empty + ":4)"},
+		{[]string{"--kubelet-version", "1.28", "--root", dir, "--"}, 0, ""},
+	}
+	for _, c := range cases {
+		code, out, errOut := runCLI(t, append([]string{"effective"}, c.args...)...)
+		if code != c.code || !strings.Contains(errOut, c.reason) {
+			t.Errorf("effective %v: exit %d, want %d with %q; stderr:\n%s", c.args, code, c.code, c.reason, errOut)
+		}
+		if c.code == 0 && !strings.Contains(out, "# effective configuration of kubelet") {
+			t.Errorf("effective %v: no configuration printed:\n%s", c.args, out)
+		}
+	}
+}
+
+// TestApplyJSONCarriesEffectiveConfigurations: apply -o json gives the
+// kubelet version it judged for and the effective configuration before and
+// after the change, defaults included (what a caller such as the Ansible
+// module shows as its diff), the files it would write, and a semantically
+// equal file plans nothing.
+func TestApplyJSONCarriesEffectiveConfigurations(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	head := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	for p, c := range map[string]string{
+		cfg: head + "maxPods: 100\n",
+		// the same configuration: other key order, a comment, a default written out
+		filepath.Join(dir, "same.yaml"): "# pods\nmaxPods: 100\nkind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nsyncFrequency: 1m0s\n",
+		filepath.Join(dir, "new.yaml"):  head + "maxPods: 120\n",
+	} {
+		if err := os.WriteFile(p, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	host, _ := os.Hostname()
+	plan := func(file string) (int, map[string]any) {
+		code, out, errOut := runCLI(t, "apply", "--node", host, "--kubelet-version", "1.31", "-f", file, "--dry-run", "-o", "json", "--", "--config="+cfg)
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("%s: exit %d, not JSON: %v\n%s%s", file, code, err, out, errOut)
+		}
+		return code, got
+	}
+	code, got := plan(filepath.Join(dir, "new.yaml"))
+	if code != 1 || got["kubeletVersion"] != "1.31" {
+		t.Errorf("exit %d, kubeletVersion %v; want 1, 1.31", code, got["kubeletVersion"])
+	}
+	if w, _ := got["writes"].([]any); len(w) != 1 || w[0] != cfg {
+		t.Errorf("writes %v, want [%s]", got["writes"], cfg)
+	}
+	before, _ := got["before"].(map[string]any)
+	after, _ := got["after"].(map[string]any)
+	if before["maxPods"] != 100.0 || after["maxPods"] != 120.0 {
+		t.Errorf("maxPods before %v after %v, want 100 and 120", before["maxPods"], after["maxPods"])
+	}
+	if before["syncFrequency"] != "1m0s" || after["cgroupDriver"] != "cgroupfs" {
+		t.Errorf("before/after lack the defaults: syncFrequency %v, cgroupDriver %v", before["syncFrequency"], after["cgroupDriver"])
+	}
+	if code, got := plan(filepath.Join(dir, "same.yaml")); code != 0 || len(got["changes"].([]any)) != 0 || len(got["writes"].([]any)) != 0 {
+		t.Errorf("a semantically equal file: exit %d, changes %v, writes %v; want 0 and none", code, got["changes"], got["writes"])
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 )
@@ -19,6 +20,7 @@ type migrateFlags struct {
 	configPath string
 	noVerify   bool
 	outputDir  string
+	secure     bool
 }
 
 func newMigrateCmd(s streams) *cobra.Command {
@@ -33,10 +35,13 @@ the same effective configuration: only what differs from the version's
 config-file defaults, and only flags without a config field left as flags.
 Flags the version no longer has are listed as removed, with the reason. Legacy
 flag defaults the old setup relied on (anonymous authentication, AlwaysAllow,
-read-only port 10255, no evictionHard) are written out and reported.
+read-only port 10255, no evictionHard) are written out and reported, with the
+CIS checks they fail; --secure writes the secure values instead.
 
 Before printing, migrate lays the new setup the way the kubelet would and
-checks it gives the old effective configuration.`,
+checks it gives the old effective configuration. When the target kubelet
+would refuse to start with it (as with the old setup), migrate prints the
+migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 		Example: `  kubeletcfg migrate                       # the node's kubelet.service, drop-ins and env files
   kubeletcfg migrate --root /mnt/node-image --kubelet-version 1.31
   kubeletcfg migrate --from /var/lib/kubelet/kubeadm-flags.env --from /etc/default/kubelet
@@ -51,7 +56,7 @@ checks it gives the old effective configuration.`,
 				return err
 			}
 			opts := migrate.Options{ConfigPath: f.configPath, Options: dropins.Options{Version: v, Args: args, Root: f.root}}
-			if len(args) == 0 {
+			if len(args) == 0 && cmd.ArgsLenAtDash() < 0 {
 				k, err := f.commandLine(f.root, s)
 				if err != nil {
 					return err
@@ -60,7 +65,12 @@ checks it gives the old effective configuration.`,
 			}
 			res, err := migrate.Run(opts)
 			if err != nil {
-				return err
+				return refusal(s, err)
+			}
+			// The kubelet would refuse the old setup and its migration alike:
+			// nothing to write.
+			if r := res.Verdict(); r != nil && f.outputDir != "" {
+				return refusal(s, r)
 			}
 			if !f.noVerify {
 				dir, err := os.MkdirTemp("", "kubeletcfg-migrate")
@@ -76,6 +86,9 @@ checks it gives the old effective configuration.`,
 					return fmt.Errorf("kubeletcfg's own check of the migration failed (please report): %w", err)
 				}
 			}
+			if res.Warnings, err = audit.SecureMigration(v, res.Effective, res.Config, res.Warnings, f.secure); err != nil {
+				return err
+			}
 			if f.outputDir != "" {
 				if err := res.WriteDir(f.outputDir); err != nil {
 					return err
@@ -84,9 +97,17 @@ checks it gives the old effective configuration.`,
 				return nil
 			}
 			if f.output == "json" {
-				return writeJSON(s, res)
+				err = writeJSON(s, res)
+			} else {
+				err = printMigration(s, res)
 			}
-			return printMigration(s, res)
+			if err != nil {
+				return err
+			}
+			if r := res.Verdict(); r != nil {
+				return refusal(s, r)
+			}
+			return nil
 		},
 	}
 	f.versionFlags.bind(cmd.Flags())
@@ -95,6 +116,7 @@ checks it gives the old effective configuration.`,
 	cmd.Flags().StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "where the new config file will live (named by the remaining --config flag)")
 	cmd.Flags().StringVar(&f.outputDir, "output-dir", "", "write config.yaml, kubelet-flags.env (the remaining flags), migration.json and report.txt into this directory (never over existing files)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "skip the check that the new setup gives the old effective configuration")
+	cmd.Flags().BoolVar(&f.secure, "secure", false, "write the secure values instead of the legacy defaults that fail a CIS check (anonymous authentication, AlwaysAllow, the read-only port): a change of behaviour, unlike the rest of the migration")
 	return cmd
 }
 
@@ -105,7 +127,7 @@ func printMigration(s streams, res *migrate.Result) error {
 	}
 	fmt.Fprintf(s.Out, "# Remaining flags: %s\n", strings.Join(res.Flags, " "))
 	for _, r := range res.Removed {
-		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.Flag, r.Reason)
+		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.What(), r.Reason)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.Out, "# Warning: %s\n", w)

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Exit codes every command uses.
@@ -28,7 +32,7 @@ var errCheckFailed = errors.New("check failed")
 func run(args []string, s streams) int {
 	root := newRoot(s)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	switch {
 	case err == nil:
 		return exitOK
@@ -37,8 +41,33 @@ func run(args []string, s streams) int {
 	case errors.Is(err, errRolledBack):
 		return exitRolledBack
 	default:
-		fmt.Fprintf(s.ErrOut, "kubeletcfg: %v\n", err)
+		msg := warning.Truncate(err.Error(), maxErrorLen)
+		if o := outputFlag(cmd); o != nil && o.Value.String() == "json" {
+			enc := json.NewEncoder(s.Out)
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(map[string]string{"error": msg})
+		}
+		fmt.Fprintf(s.ErrOut, "kubeletcfg: %s\n", msg)
 		return exitUsage
+	}
+}
+
+// maxErrorLen bounds a printed error: it may quote a hostile file's word.
+const maxErrorLen = 2000
+
+// strictCompletion makes "completion SHELL" refuse a shell it does not know
+// instead of printing its help.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = func(_ *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return fmt.Errorf("completion: give a shell: bash, zsh, fish or powershell")
+				}
+				return fmt.Errorf("completion %s: kubeletcfg completes bash, zsh, fish and powershell", args[0])
+			}
+		}
 	}
 }
 
@@ -64,12 +93,23 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error.`,
 		newDefaultsCmd(s),
 		newExplainCmd(s),
 		newEffectiveCmd(s),
+		newAuditCmd(s),
 		newMigrateCmd(s),
 		newDiffCmd(s),
+		newFleetCmd(s),
 		newApplyCmd(s),
 		newRollbackCmd(s),
 		newBackupsCmd(s),
 		newGuardCmd(),
+		newRecoverCmd(s),
 	)
+	strictCompletion(root)
 	return root
+}
+
+func outputFlag(cmd *cobra.Command) *pflag.Flag {
+	if cmd == nil {
+		return nil
+	}
+	return cmd.Flags().Lookup("output")
 }

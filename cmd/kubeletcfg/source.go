@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // sourceFlags say where the kubelet's command line comes from when it is not
@@ -32,6 +33,20 @@ func (f *sourceFlags) commandLine(root string, s streams) (*node.Kubelet, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubelet's command line (or give it after --): %w", err)
 	}
-	fmt.Fprintf(s.ErrOut, "note: the kubelet's command line from %s\n", strings.Join(k.Files, ", "))
+	fmt.Fprintf(s.ErrOut, "note: the kubelet's command line from %s\n", warning.Truncate(strings.Join(k.Files, ", "), 2000))
+	warning.Print(s.ErrOut, k.Warnings)
 	return k, nil
+}
+
+// allWarnings joins the command line's structured warnings and a library's
+// plain ones, for printing and for -o json.
+func allWarnings(k *node.Kubelet, plain []string) []warning.Warning {
+	ws := []warning.Warning{}
+	if k != nil {
+		ws = append(ws, k.Warnings...)
+	}
+	for _, p := range plain {
+		ws = append(ws, warning.Warning{Code: warning.Other, Message: p})
+	}
+	return ws
 }

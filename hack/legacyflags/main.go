@@ -2,8 +2,10 @@
 // old releases (before the ones in schema/releases.txt) and writes the flags
 // that no supported release has any more: their type (so "--flag value" reads
 // right), the last release that had them and the deprecation notice it gave.
+// With -gates-out it also writes the feature gates of those releases, each
+// as the last release that had it declared it.
 //
-//	go run ./hack/legacyflags -out schema/data/legacy-flags.json v1.27.16 v1.26.15 ...
+//	go run ./hack/legacyflags -out schema/data/legacy-flags.json -gates-out schema/data/legacy-gates.json v1.27.16 v1.26.15 ...
 package main
 
 import (
@@ -41,8 +43,10 @@ var sources = []string{
 
 func main() {
 	out := flag.String("out", "schema/data/legacy-flags.json", "output file")
+	gatesOut := flag.String("gates-out", "", "also write the feature gates of the releases here")
 	flag.Parse()
 	all := map[string]LegacyFlag{}
+	allGates := map[string]LegacyGate{}
 	// Newest first: the last release that had a flag names it.
 	for _, release := range flag.Args() {
 		dir, err := moduleDir(release)
@@ -63,6 +67,25 @@ func main() {
 				f.LastIn = strings.TrimPrefix(release, "v")
 				all[name] = f
 			}
+		}
+		gates := map[string]LegacyGate{}
+		if err := scanGates(dir, gates); err != nil {
+			fail(err)
+		}
+		for name, g := range gates {
+			if _, seen := allGates[name]; !seen {
+				g.LastIn = strings.TrimPrefix(release, "v")
+				allGates[name] = g
+			}
+		}
+	}
+	if *gatesOut != "" {
+		data, err := json.MarshalIndent(sortedGates(allGates), "", " ")
+		if err != nil {
+			fail(err)
+		}
+		if err := os.WriteFile(*gatesOut, append(data, '\n'), 0o644); err != nil {
+			fail(err)
 		}
 	}
 	data, err := json.MarshalIndent(sorted(all), "", " ")

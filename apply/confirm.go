@@ -1,0 +1,290 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+)
+
+// confirm restarts the kubelet on the written change and watches it; a
+// healthy kubelet confirms the change (journal gone, backups pruned), any
+// other ends in the rollback: the old files back, a restart and a second
+// watch.
+func confirm(ctx context.Context, o Options, dir string, p *Plan, jr *Journal, r Restarter, out *Outcome) error {
+	w := watch{Options: o, r: r}
+	healthy, cause := w.restartAndWatch(ctx, p.next.Config, out)
+	if healthy && o.Configz != nil {
+		if cause = o.verifyConfigz(ctx, p.next); cause != "" {
+			healthy = false
+		}
+	}
+	if healthy {
+		jr.settle()
+		if err := removeJournal(dir); err != nil {
+			return err
+		}
+		setOutcome(dir, out.BackupN, "applied")
+		if o.KeepBackups > 0 {
+			if pruned, err := pruneRecords(dir, o.Setup.Root, o.KeepBackups); err != nil {
+				return err
+			} else if pruned > 0 {
+				o.progress("removed %d old backups, keeping %d", pruned, o.KeepBackups)
+			}
+		}
+		return nil
+	}
+	out.Cause = cause
+	o.progress("unhealthy (%s): rolling back", cause)
+	if err := jr.undo(); err != nil {
+		return fmt.Errorf("rollback: %w (cause of the rollback: %s; the journal in %s keeps what is left to undo)", err, cause, dir)
+	}
+	jr.settle()
+	out.RolledBack = true
+	setOutcome(dir, out.BackupN, "rolled back")
+	back := &Outcome{}
+	// The old configuration ran before: its watch proves the restart took,
+	// and does not keep the node from service for a full window.
+	w.StableFor = min(w.StableFor, rollbackStableFor)
+	ok, why := w.restartAndWatch(ctx, p.old.Config, back)
+	out.Checks = append(out.Checks, back.Checks...)
+	if err := removeJournal(dir); err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("rolled back to %s, but the kubelet is not healthy on it either: %s (cause of the rollback: %s)", out.Backup, why, cause)
+	}
+	return fmt.Errorf("%w: %s", ErrRolledBack, cause)
+}
+
+// rollbackStableFor caps the stability window of a rollback's watch.
+const rollbackStableFor = 2 * time.Second
+
+// watch restarts the kubelet and judges it.
+type watch struct {
+	Options
+	r Restarter
+}
+
+// restartAndWatch restarts the kubelet, pins the new process, and watches
+// it become healthy within Timeout (its healthz, and every Check), then stay
+// so — the same process — for StableFor more.
+func (w watch) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfiguration, out *Outcome) (bool, string) {
+	clock := w.Clock
+	before, berr := w.r.State(ctx)
+	start := clock.Now()
+	if err := w.r.Restart(ctx); err != nil {
+		return false, err.Error()
+	}
+	w.progress("restarted (%.2fs)", clock.Now().Sub(start).Seconds())
+	failpoint("after-restart")
+	var pinned Proc
+	var healthySince time.Time
+	verdicts := make([]*Verdict, len(w.Checks))
+	elapsed := func() float64 { return clock.Now().Sub(start).Seconds() }
+	for ; ; clock.Sleep(ctx, 100*time.Millisecond) {
+		if err := ctx.Err(); err != nil {
+			return false, err.Error()
+		}
+		now := clock.Now()
+		st, err := w.r.State(ctx)
+		if err != nil {
+			// Not knowing is not alive.
+			return false, fmt.Sprintf("the kubelet's state is unknown %.2fs after the restart: %v", elapsed(), err)
+		}
+		if pinned == (Proc{}) {
+			if st.Running && (berr != nil || !before.Running || !st.same(before)) {
+				pinned = st
+				out.Kubelet = &pinned
+			} else if now.Sub(start) > w.Timeout {
+				return false, fmt.Sprintf("no new kubelet process within %s (still %s)", w.Timeout, before)
+			} else {
+				continue // the old kubelet (or none yet): its healthz says nothing
+			}
+		}
+		if !st.Running || !st.same(pinned) {
+			why := st.Why
+			if st.Running {
+				why = fmt.Sprintf("restarted (%s, was %s)", st, pinned)
+			}
+			msg := fmt.Sprintf("the kubelet %s %.2fs after the restart", why, elapsed())
+			if cause := w.r.Cause(start.Add(-time.Second)); cause != "" {
+				msg += ": " + cause
+			}
+			return false, msg
+		}
+		ok, where := w.probe(ctx, cfg)
+		switch {
+		case ok && healthySince.IsZero():
+			healthySince = now
+			out.HealthyAfter = now.Sub(start)
+			if where == "" {
+				w.progress("healthzPort is 0: the kubelet is judged by its process only (%s); watching it %s", pinned, w.StableFor)
+			} else {
+				w.progress("healthy after %.2fs (%s, %s); watching %s", out.HealthyAfter.Seconds(), where, pinned, w.StableFor)
+			}
+		case !ok && healthySince.IsZero():
+			if now.Sub(start) > w.Timeout {
+				return false, fmt.Sprintf("not healthy within %s (%s)", w.Timeout, where)
+			}
+			continue
+		case !ok:
+			return false, fmt.Sprintf("%s answered, then failed %.2fs later (the kubelet died after starting)", where, now.Sub(healthySince).Seconds())
+		}
+		pending := w.runChecks(ctx, start, verdicts)
+		if pending == "" && now.Sub(healthySince) >= w.StableFor {
+			out.Checks = results(w.Checks, verdicts)
+			w.progress("stable for %s", w.StableFor)
+			return true, ""
+		}
+		if pending != "" && now.After(start.Add(w.Timeout)) && now.Sub(healthySince) >= w.StableFor {
+			out.Checks = results(w.Checks, verdicts)
+			return false, fmt.Sprintf("healthy locally, but %s within %s", pending, w.Timeout)
+		}
+	}
+}
+
+// runChecks asks every check not yet passed; it returns what is still
+// pending ("" when all passed).
+func (w watch) runChecks(ctx context.Context, restartedAt time.Time, verdicts []*Verdict) string {
+	var pending []string
+	for i, c := range w.Checks {
+		if verdicts[i] != nil && verdicts[i].OK {
+			continue
+		}
+		v, err := c.Check(ctx, restartedAt)
+		if err != nil {
+			v = Verdict{Detail: err.Error()}
+		}
+		if v.OK {
+			w.progress("%s: %s", c.Name(), v.Detail)
+		}
+		verdicts[i] = &v
+		if !v.OK {
+			pending = append(pending, fmt.Sprintf("%s not ok (%s)", c.Name(), v.Detail))
+		}
+	}
+	return strings.Join(pending, ", ")
+}
+
+func results(cs []Check, vs []*Verdict) []CheckResult {
+	var out []CheckResult
+	for i, c := range cs {
+		if vs[i] != nil {
+			out = append(out, CheckResult{Name: c.Name(), Verdict: *vs[i]})
+		}
+	}
+	return out
+}
+
+// verifyConfigz compares what the kubelet serves with what it should run.
+func (o Options) verifyConfigz(ctx context.Context, want *dropins.Result) string {
+	raw, err := o.Configz(ctx)
+	if err != nil {
+		return "reading /configz: " + err.Error()
+	}
+	v := o.Setup.Version
+	got := &v1beta1.KubeletConfiguration{}
+	if err := json.Unmarshal(raw, got); err != nil {
+		return "reading /configz: " + err.Error()
+	}
+	got, err = config.Prune(got, v)
+	if err != nil {
+		return err.Error()
+	}
+	changes, err := diff.Compute(want.Running(), got, v)
+	if err != nil {
+		return err.Error()
+	}
+	if len(changes) > 0 {
+		var fields []string
+		for _, c := range changes {
+			fields = append(fields, fmt.Sprintf("%s %s (intended %s)", c.Path, diff.Value(c.New), diff.Value(c.Old)))
+		}
+		return "the kubelet serves another configuration than intended: " + strings.Join(fields, ", ")
+	}
+	o.progress("/configz serves the intended configuration")
+	return ""
+}
+
+var healthzClient = &http.Client{Timeout: time.Second}
+
+// healthProbe asks the kubelet's authenticated /healthz when it has a
+// client for it, else (or once that is refused) the healthz port.
+type healthProbe struct {
+	api      *http.Client
+	refused  bool
+	progress func(format string, args ...any)
+}
+
+// probe reports the kubelet's health; where is "" when healthz is off.
+func (h *healthProbe) probe(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (bool, string) {
+	if h.api != nil && !h.refused {
+		url := apiHealthzURL(cfg)
+		code := get(ctx, h.api, url)
+		if code != http.StatusUnauthorized && code != http.StatusForbidden {
+			return code == http.StatusOK, url
+		}
+		h.refused = true
+		h.progress("%s refuses the credentials (%d): judging by the healthz port", url, code)
+	}
+	url := healthzURL(cfg)
+	if url == "" {
+		return true, ""
+	}
+	return get(ctx, healthzClient, url) == http.StatusOK, url
+}
+
+// get is the status of GET url, 0 when there is no answer.
+func get(ctx context.Context, c *http.Client, url string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	resp, err := c.Do(req.WithContext(ctx))
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// apiHealthzURL is the kubelet API's /healthz (sync loop included).
+func apiHealthzURL(cfg *v1beta1.KubeletConfiguration) string {
+	port := int32(10250)
+	if cfg.Port != 0 {
+		port = cfg.Port
+	}
+	return "https://" + net.JoinHostPort(localHost(cfg.Address), strconv.Itoa(int(port))) + "/healthz"
+}
+
+// localHost is how this host reaches a server bound to addr.
+func localHost(addr string) string {
+	switch addr {
+	case "", "0.0.0.0":
+		return "127.0.0.1"
+	case "::":
+		return "::1"
+	}
+	return addr
+}
+
+// healthzURL is where the kubelet with cfg answers healthz, "" if nowhere.
+func healthzURL(cfg *v1beta1.KubeletConfiguration) string {
+	if cfg.HealthzPort == nil || *cfg.HealthzPort == 0 {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(localHost(cfg.HealthzBindAddress), strconv.Itoa(int(*cfg.HealthzPort))) + "/healthz"
+}

@@ -1,0 +1,172 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/audit"
+	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+)
+
+// Options describe one change of a node's kubelet config file.
+type Options struct {
+	Node    string          // must name this node
+	Setup   dropins.Options // how the kubelet is started today (its --config names the file)
+	NewFile []byte          // the new content of the --config file
+	// Dropin, when set, names a drop-in of the kubelet's --config-dir that
+	// NewFile becomes (created or replaced) instead of the --config file.
+	Dropin string
+	// MoreDropins are further drop-ins (Path: the file name) written with it.
+	MoreDropins []FileWrite
+	// Extra are more files written in the same transaction (the flag files
+	// a migration rewrites).
+	Extra []FileWrite
+	// NewArgs, when set, is the kubelet's command line after the change (a
+	// migration moves flags into the file), and ConfigPath the --config file
+	// it names when the current command line names none.
+	NewArgs    []string
+	ConfigPath string
+	DryRun     bool
+	Drained    bool   // the operator confirms the node is drained (for changes that need it)
+	Restart    string // shell command that restarts the kubelet
+	// PIDFile holds the restarted kubelet's process ID (required with
+	// Restart): the new process is pinned, and one that exits is seen at once.
+	PIDFile string
+	// Unit is the systemd unit restarted over D-Bus when Restart is empty
+	// (default kubelet.service).
+	Unit string
+	// KubeletLog is the kubelet's log file, read for the cause of a failure
+	// with Restart (under systemd its journal is read).
+	KubeletLog string
+	// KeepBackups is how many backup records to keep (0: all); pruning
+	// removes only kubeletcfg's own records and the dated copies they made.
+	KeepBackups int
+	// Configz, when set, reads the restarted kubelet's /configz: once it is
+	// stable it must serve the intended configuration.
+	Configz func(ctx context.Context) ([]byte, error)
+	// Timeout is how long the restarted kubelet has to become healthy;
+	// StableFor how long it must then stay so, counted on top of Timeout.
+	Timeout   time.Duration
+	StableFor time.Duration
+	Progress  io.Writer // live progress lines; nil for none
+	// StateDir is kubeletcfg's own directory (default DefaultStateDir,
+	// inside Setup.Root when set): the lock, the journal, the backups.
+	StateDir string
+	// StartGuard starts, outside this process, a guard that finishes the
+	// apply with this ID recorded in stateDir if this process dies before
+	// it confirms (Guard).
+	StartGuard func(stateDir, id string) error
+	// Restarter restarts and watches the kubelet (default: Restart with
+	// PIDFile, else the systemd Unit).
+	Restarter Restarter
+	Clock     Clock // default: the real one
+	// Checks are health checks beyond the kubelet's own (Node, Lease),
+	// required of the new configuration and of a rollback.
+	Checks []Check
+	Hooks  Hooks
+
+	// KubeletAPI, when set, is a client with credentials for the kubelet's
+	// authenticated API (port cfg.Port): its /healthz, which includes the
+	// sync loop, judges the kubelet. Without it, or when the kubelet refuses
+	// the credentials, the healthz port does: a ping that answers as soon
+	// as the HTTP server runs.
+	KubeletAPI *http.Client
+
+	// AllowInsecure applies a change that makes a CIS kubelet check fail
+	// that passes now (audit.Breaks); without it such a change is refused.
+	AllowInsecure bool
+
+	// probe reads the kubelet's health (default: its healthz).
+	probe func(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (ok bool, where string)
+}
+
+// Outcome is what an apply did.
+type Outcome struct {
+	ID         string        `json:"id,omitempty"`
+	Changes    []diff.Change `json:"changes"`
+	ConfigFile string        `json:"configFile"`
+	Backup     string        `json:"backup,omitempty"`
+	// BackupN is the record of the old files in the state directory
+	// (kubeletcfg backups, rollback --to N).
+	BackupN    int    `json:"backupN,omitempty"`
+	Applied    bool   `json:"applied"`
+	RolledBack bool   `json:"rolledBack"`
+	Cause      string `json:"cause,omitempty"`
+	// HealthyAfter is the time from the restart to the healthy verdict
+	// (stability window excluded).
+	HealthyAfter time.Duration `json:"healthyAfterNs,omitempty"`
+	// Kubelet is the process confirmed (or the last one seen).
+	Kubelet *Proc         `json:"kubelet,omitempty"`
+	Checks  []CheckResult `json:"checks,omitempty"`
+	// KubeletVersion is the kubelet minor the change was judged for.
+	KubeletVersion string `json:"kubeletVersion"`
+	// Before and After are the effective configuration the kubelet runs
+	// now and would run with the change (v1beta1 JSON of that version).
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
+	// Writes are the files the change writes (or, in a dry run, would):
+	// none when the change is semantically empty.
+	Writes []string `json:"writes"`
+	// Breaks are the CIS kubelet checks that pass now and fail after the
+	// change.
+	Breaks []audit.Result `json:"breaks,omitempty"`
+}
+
+// ErrRolledBack: the new configuration failed and the old one is back.
+var ErrRolledBack = errors.New("the new configuration failed; the old one was restored")
+
+// ErrPending: an earlier apply was interrupted and not recovered.
+var ErrPending = errors.New("an earlier apply was interrupted and is not recovered")
+
+func (o *Options) defaults() error {
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.probe == nil {
+		o.probe = (&healthProbe{api: o.KubeletAPI, progress: o.progress}).probe
+	}
+	if o.StateDir == "" {
+		o.StateDir = filepath.Join(o.Setup.Root, DefaultStateDir)
+	}
+	if o.Restarter == nil && !o.DryRun {
+		switch {
+		case o.Restart != "" && o.PIDFile == "":
+			return fmt.Errorf("--restart-command needs --pid-file: without the new kubelet's process ID an old kubelet's healthz would confirm the change")
+		case o.Restart == "" && o.Setup.Root != "":
+			return fmt.Errorf("--root names another node's tree: give --restart-command (this host's %s is not restarted for it)", unitOr(o.Unit))
+		}
+	}
+	return nil
+}
+
+func unitOr(u string) string {
+	if u == "" {
+		return "kubelet.service"
+	}
+	return u
+}
+
+func (o Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "apply: "+format+"\n", args...)
+	}
+}
+
+// FileWrite is a file (disk path) and its new content.
+type FileWrite struct {
+	Path    string
+	Content []byte
+}
+
+// DefaultStableFor is how long a restarted kubelet must stay healthy (the
+// same process, healthz answering) after it first answered.
+const DefaultStableFor = 10 * time.Second

@@ -1,0 +1,310 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/audit"
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/validate"
+)
+
+// Plan is what an apply will do: the changes of the effective
+// configuration, and the files it writes.
+type Plan struct {
+	Changes []diff.Change
+	// ConfigFile is the file the change is written to (disk path): the
+	// --config file, or the drop-in.
+	ConfigFile string
+	// Writes are every file written, ConfigFile first.
+	Writes []FileWrite
+	// StateFiles are the kubelet's state files the change needs removed
+	// (disk paths); NeedsDrain says a change needs the node drained.
+	StateFiles []string
+	NeedsDrain bool
+
+	old, next *dropins.Result
+}
+
+// empty says the plan changes nothing.
+func (p *Plan) empty() bool {
+	return len(p.Changes) == 0 && len(p.Writes) == 1
+}
+
+// outcome is what the plan says before anything is done: the changes, the
+// effective configurations before and after, and the files it writes (none
+// when the change is semantically empty).
+func (p *Plan) outcome(o Options) (*Outcome, error) {
+	v := o.Setup.Version
+	out := &Outcome{Changes: p.Changes, ConfigFile: p.ConfigFile, KubeletVersion: v.Minor, Writes: []string{}}
+	var err error
+	if out.Breaks, err = audit.Breaks(v, p.old.Config, p.next.Config); err != nil {
+		return nil, err
+	}
+	if out.Before, err = config.JSON(p.old.Config, v); err != nil {
+		return nil, err
+	}
+	if out.After, err = config.JSON(p.next.Config, v); err != nil {
+		return nil, err
+	}
+	if !p.empty() {
+		for _, w := range p.Writes {
+			out.Writes = append(out.Writes, w.Path)
+		}
+	}
+	return out, nil
+}
+
+// plan layers the new files over the node's setup, validates the result
+// for the kubelet's version and computes the changes. It writes nothing.
+func plan(o Options) (*Plan, error) {
+	v := o.Setup.Version
+	old, err := dropins.Effective(o.Setup)
+	if err != nil {
+		return nil, fmt.Errorf("the current setup: %w", err)
+	}
+	configFile := old.ConfigFile
+	if configFile == "" {
+		configFile = o.ConfigPath
+	}
+	if configFile == "" {
+		return nil, fmt.Errorf("the kubelet runs without --config: migrate it first (kubeletcfg apply --from-migrate)")
+	}
+	path := onDisk(o.Setup, configFile)
+	if err := checkNode(o, old); err != nil {
+		return nil, err
+	}
+	target := path
+	extra := append([]FileWrite(nil), o.Extra...)
+	var next *dropins.Result
+	if o.Dropin != "" {
+		if target, err = dropinTarget(o, old, o.Dropin); err != nil {
+			return nil, err
+		}
+		all := append([]FileWrite{{Path: o.Dropin, Content: o.NewFile}}, o.MoreDropins...)
+		for _, d := range o.MoreDropins {
+			full, err := dropinTarget(o, old, d.Path)
+			if err != nil {
+				return nil, err
+			}
+			extra = append(extra, FileWrite{Path: full, Content: d.Content})
+		}
+		next, err = layerWithDropins(o, old, all)
+	} else {
+		next, err = layerWith(o, path, o.NewFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the new configuration: %w", err)
+	}
+	if errs := append(validate.Config(next.Config, v), validate.Startup(next.Config, v)...); len(errs) > 0 {
+		var msgs []string
+		for _, e := range errs {
+			msgs = append(msgs, e.Message)
+		}
+		return nil, fmt.Errorf("the new configuration is invalid for kubelet %s: %s", v.Minor, strings.Join(msgs, "; "))
+	}
+	changes, err := diff.Compute(old.Config, next.Config, v)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: next,
+		Writes: append([]FileWrite{{Path: target, Content: o.NewFile}}, extra...)}
+	for _, c := range changes {
+		for _, cl := range c.Classes {
+			if cl != diff.DrainState {
+				continue
+			}
+			p.NeedsDrain = true
+			if c.StateFile != "" {
+				p.StateFiles = append(p.StateFiles, filepath.Join(onDisk(o.Setup, rootDir(old)), c.StateFile))
+			}
+		}
+	}
+	// Every file is checked before anything is written: a link or a
+	// directory in the way stops the apply here, not half-way.
+	for i, w := range append(p.Writes, stateWrites(p.StateFiles)...) {
+		err := inDir(o.Setup.Root, w.Path, func(d *os.Root, name string) error {
+			_, err := lstatIn(d, name)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		})
+		if err != nil && (i < len(p.Writes) || !errors.Is(err, fs.ErrNotExist)) {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func stateWrites(files []string) []FileWrite {
+	var out []FileWrite
+	for _, f := range files {
+		out = append(out, FileWrite{Path: f})
+	}
+	return out
+}
+
+// gate refuses a change the node is not ready for, or that makes a CIS
+// kubelet check fail that passes now (unless allowed), and says what changes
+// the kubelet's exposure.
+func (p *Plan) gate(o Options, out *Outcome) error {
+	if len(out.Breaks) > 0 && !o.AllowInsecure {
+		var broken []string
+		for _, b := range out.Breaks {
+			broken = append(broken, fmt.Sprintf("CIS %s (%s): %s", b.ID, b.Title, b.Value))
+		}
+		return fmt.Errorf("the change makes checks fail that pass now: %s; give --allow-insecure to apply it anyway", strings.Join(broken, "; "))
+	}
+	for _, c := range p.Changes {
+		for _, cl := range c.Classes {
+			switch {
+			case cl == diff.DrainState && !o.Drained:
+				return fmt.Errorf("%s changes: the node must be drained and %s removed first; drain it and give --drained", c.Path, c.StateFile)
+			case cl == diff.Security:
+				o.progress("security: %s %s -> %s changes the kubelet API's exposure", c.Path, diff.Value(c.Old), diff.Value(c.New))
+			}
+		}
+	}
+	return nil
+}
+
+// dropinTarget is the drop-in file --dropin names, in the kubelet's
+// --config-dir.
+func dropinTarget(o Options, cur *dropins.Result, name string) (string, error) {
+	if name != filepath.Base(name) || filepath.Ext(name) != ".conf" || strings.HasPrefix(name, ".") {
+		return "", fmt.Errorf("--dropin %q: a file name in the --config-dir ending in .conf (the kubelet reads no other), not a path", name)
+	}
+	if cur.ConfigDir == "" {
+		return "", fmt.Errorf("--dropin: the kubelet runs without --config-dir")
+	}
+	if o.Setup.Root != "" {
+		return "", fmt.Errorf("--dropin with --root is not supported yet")
+	}
+	return filepath.Join(cur.ConfigDir, name), nil
+}
+
+// layerWithDropins layers the setup with the given drop-ins (Path: file
+// name) written: a copy of the --config-dir with them is layered in the
+// directory's place.
+func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite) (*dropins.Result, error) {
+	tmp, err := os.MkdirTemp("", "kubeletcfg-dropins")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := copyTree(cur.ConfigDir, tmp); err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		if err := os.WriteFile(filepath.Join(tmp, d.Path), d.Content, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	s := o.Setup
+	s.Args = nil
+	for _, a := range o.Setup.Args {
+		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); n == "config-dir" {
+			continue
+		}
+		s.Args = append(s.Args, a)
+	}
+	s.Args = append(s.Args, "--config-dir="+tmp)
+	res, err := dropins.Effective(s)
+	if err != nil {
+		return nil, err
+	}
+	res.ConfigDir = cur.ConfigDir
+	return res, nil
+}
+
+// copyTree copies the regular files (links followed) and directories below src.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o700)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o600)
+	})
+}
+
+// layerWith layers the setup (with NewArgs when set) with content as its
+// --config file at path (disk path).
+func layerWith(o Options, path string, content []byte) (*dropins.Result, error) {
+	v := o.Setup.Version
+	doc, err := config.Decode(content, config.DecodeOptions{File: path, Version: v})
+	if err != nil {
+		return nil, err
+	}
+	if errs := doc.Errors(); len(errs) > 0 {
+		return nil, errs[0]
+	}
+	if errs := v.CheckGates(doc.Config.FeatureGates); len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %s", path, strings.Join(errs, "; "))
+	}
+	s := o.Setup
+	if o.NewArgs != nil {
+		s.Args, s.ArgSources = o.NewArgs, nil
+	}
+	s.Base = config.Default(doc.Config, v) // relative paths resolve against the real file's directory
+	return dropins.Effective(s)
+}
+
+// rootDir is the kubelet's --root-dir.
+func rootDir(r *dropins.Result) string {
+	dir := "/var/lib/kubelet"
+	if f, ok := r.Version.Flag("root-dir"); ok && f.Default != "" {
+		dir = f.Default
+	}
+	for _, o := range r.Flags {
+		if o.Flag.Name == "root-dir" {
+			dir = o.Value
+		}
+	}
+	return dir
+}
+
+func onDisk(s dropins.Options, p string) string {
+	if s.Root == "" {
+		return p
+	}
+	// The kubelet reads /../etc/x as /etc/x: so does the tree.
+	return filepath.Join(s.Root, filepath.Clean("/"+p))
+}
+
+// checkNode refuses to touch a node other than the one named.
+func checkNode(o Options, cur *dropins.Result) error {
+	name := ""
+	for _, f := range cur.Flags {
+		if f.Flag.Name == "hostname-override" {
+			name = f.Value
+		}
+	}
+	if name == "" {
+		if o.Setup.Root != "" {
+			b, _ := os.ReadFile(filepath.Join(o.Setup.Root, "etc/hostname"))
+			name = strings.TrimSpace(string(b))
+		} else {
+			name, _ = os.Hostname()
+		}
+	}
+	if !strings.EqualFold(name, o.Node) {
+		return fmt.Errorf("--node %s, but this node is %q: refusing to touch it", o.Node, name)
+	}
+	return nil
+}

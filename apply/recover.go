@@ -1,0 +1,179 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// RecoverOptions say how to finish an interrupted apply.
+type RecoverOptions struct {
+	StateDir string
+	// Restarter restarts the kubelet once the old files are back; nil at
+	// boot, before the kubelet starts (nothing to restart).
+	Restarter Restarter
+	Clock     Clock
+	Progress  io.Writer
+	// ID, when set, limits the recovery to that apply (the guard's).
+	ID string
+	// Boot: run at boot, before the kubelet starts; only an apply of an
+	// earlier boot is undone, and nothing is restarted.
+	Boot bool
+}
+
+// Recover finishes an apply recorded in the journal that never confirmed:
+// when every file still holds what that apply wrote (or its old content),
+// the old files go back, the kubelet is restarted (once an earlier restart
+// has ended) and the journal goes. A file changed since is left alone and
+// nothing is done: the error says which. It takes the lock; it reports the
+// journal it finished (nil: nothing to do).
+func Recover(ctx context.Context, o RecoverOptions) (*Journal, error) {
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	dir, err := stateDir(o.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	l, err := Acquire(dir, "kubeletcfg recover", o.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	return recoverLocked(ctx, dir, o)
+}
+
+func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (*Journal, error) {
+	j, err := ReadJournal(dir)
+	if err != nil || j == nil || (o.ID != "" && j.ID != o.ID) {
+		return nil, err
+	}
+	if o.Boot {
+		if j.BootID == bootID() {
+			progress(o.Progress, "apply %s runs in this boot: its guard finishes it", j.ID)
+			return nil, nil
+		}
+		o.Restarter = nil
+	}
+	if err := j.verify(); err != nil {
+		return j, fmt.Errorf("apply %s is not recovered: %w; put the files right by hand, then remove %s", j.ID, err, filepath.Join(dir, journalName))
+	}
+	progress(o.Progress, "apply %s of %s (started %s, pid %d) did not confirm: putting its old files back",
+		j.ID, j.ConfigFile, j.Started.Format(time.RFC3339), j.PID)
+	if err := j.undo(); err != nil {
+		return j, fmt.Errorf("apply %s: %w", j.ID, err)
+	}
+	j.settle()
+	// Before the write nothing was restarted; at boot the kubelet has not
+	// started yet.
+	if o.Restarter != nil && j.Written {
+		if err := waitRestart(ctx, o.Clock, j.Restart, 2*time.Minute); err != nil {
+			return j, err
+		}
+		if err := o.Restarter.Restart(ctx); err != nil {
+			return j, fmt.Errorf("apply %s: the old files are back, but the restart failed (the journal stays): %w", j.ID, err)
+		}
+		progress(o.Progress, "restarted the kubelet on the old files")
+	}
+	return j, removeJournal(dir)
+}
+
+func progress(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "kubeletcfg: "+format+"\n", args...)
+	}
+}
+
+// GuardOptions say which apply a guard watches.
+type GuardOptions struct {
+	StateDir  string
+	ID        string // the apply's ID
+	Restarter Restarter
+	Clock     Clock
+	Progress  io.Writer
+}
+
+// Guard waits for the lock of the state directory — free once the apply
+// holding it has finished or died — and then finishes that apply if the
+// journal says it was not confirmed. Past the journal's deadline it stops
+// the apply, if that process is still the apply. One guard runs at a time.
+func Guard(ctx context.Context, o GuardOptions) error {
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	dir, err := stateDir(o.StateDir)
+	if err != nil {
+		return err
+	}
+	gl, err := waitLock(ctx, o.Clock, filepath.Join(dir, "guard.lock"))
+	if err != nil {
+		return err
+	}
+	defer gl.Release()
+	for {
+		l, err := Acquire(dir, "kubeletcfg guard of apply "+o.ID, o.Clock.Now())
+		if err == nil {
+			defer l.Release()
+			_, err := recoverLocked(ctx, dir, RecoverOptions{Restarter: o.Restarter, Clock: o.Clock, Progress: o.Progress, ID: o.ID})
+			return err
+		}
+		if !errors.Is(err, ErrLocked) {
+			return err
+		}
+		j, err := ReadJournal(dir)
+		if err != nil || j == nil || j.ID != o.ID {
+			return err // confirmed (or gone): nothing left to guard
+		}
+		apply := procRef{PID: j.PID, Start: j.PIDStart}
+		if o.Clock.Now().After(j.Deadline) && apply.is() {
+			// The apply holds the node past its deadline: stop it, and the
+			// kernel hands its lock over.
+			progress(o.Progress, "guard: apply %s (pid %d) not confirmed by %s: stopping it", j.ID, j.PID, j.Deadline.Format(time.RFC3339))
+			_ = syscall.Kill(j.PID, syscall.SIGKILL)
+		}
+		if err := o.Clock.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// waitLock takes an flock at path, waiting for it.
+func waitLock(ctx context.Context, clock Clock, path string) (*Lock, error) {
+	for {
+		f, err := openOwned(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+			return &Lock{f: f}, nil
+		}
+		f.Close()
+		if err := clock.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// StartGuard starts `self guardArgs...` detached: in a session of its own,
+// with its output in guard.log of the state directory. It outlives the
+// apply's shell and SSH session, but not the cgroup the apply runs in.
+func StartGuard(self string, guardArgs []string, dir string) error {
+	log, err := openOwned(filepath.Join(dir, "guard.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(self, guardArgs...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}

@@ -1,0 +1,68 @@
+package apply
+
+import (
+	"context"
+	"time"
+)
+
+// Check is a health check beyond the kubelet's own, run by the confirm
+// phase once the restarted kubelet answers locally (the Node's Ready
+// condition and its Lease, read from the API server). A check must pass
+// within --health-timeout of the restart, or the change is rolled back.
+type Check interface {
+	// Name says what is checked ("node Ready", "lease").
+	Name() string
+	// Check reports whether what it watches has seen the kubelet restarted
+	// at restartedAt. An error is a failed probe, retried like a false one.
+	Check(ctx context.Context, restartedAt time.Time) (Verdict, error)
+}
+
+// Verdict is one answer of a Check.
+type Verdict struct {
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+	// Times are the instants the verdict rests on, by name
+	// (lastHeartbeatTime, renewTime).
+	Times map[string]time.Time `json:"times,omitempty"`
+}
+
+// CheckResult is the last verdict of a Check in an apply.
+type CheckResult struct {
+	Name    string  `json:"name"`
+	Verdict Verdict `json:"verdict"`
+}
+
+// Hooks run around the transaction.
+type Hooks struct {
+	// BeforeCommit runs once the change is planned, before anything is
+	// written (a drain). An error stops the apply with nothing written.
+	BeforeCommit func(ctx context.Context, p *Plan) error
+	// AfterConfirm runs when the transaction has ended, whenever
+	// BeforeCommit ran: the new configuration confirmed, the old one back
+	// after a rollback, or nothing written.
+	// healthy says whether the kubelet is healthy on what is now on disk
+	// (uncordon only then). Its error is reported with the apply's.
+	AfterConfirm func(ctx context.Context, out *Outcome, healthy bool) error
+}
+
+// Clock is the time the apply's watches run on.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d, or until ctx ends (then its error).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,121 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// OnConfig runs the checks of the benchmark for kubelet v that the
+// configuration alone decides, and returns those that do not pass.
+func OnConfig(v *schema.Version, cfg *v1beta1.KubeletConfiguration) ([]Result, error) {
+	return onConfig(v, cfg, func(*check) bool { return true })
+}
+
+// Breaks returns the checks a change of configuration breaks: those the
+// configuration alone decides that pass on old and fail on new. diff shows
+// them, apply refuses them unless told otherwise.
+func Breaks(v *schema.Version, old, new *v1beta1.KubeletConfiguration) ([]Result, error) {
+	before, err := OnConfig(v, old)
+	if err != nil {
+		return nil, err
+	}
+	was := map[string]bool{}
+	for _, r := range before {
+		was[r.ID] = true
+	}
+	after, err := OnConfig(v, new)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, r := range after {
+		if r.Status == Fail && !was[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Legacy returns the checks cfg fails because of a flags-only default that
+// a migration writes out (anonymous authentication, AlwaysAllow, the
+// read-only port), each with the secure value in its fixes.
+func Legacy(v *schema.Version, cfg *v1beta1.KubeletConfiguration) ([]Result, error) {
+	return onConfig(v, cfg, func(c *check) bool { return c.legacy })
+}
+
+func onConfig(v *schema.Version, cfg *v1beta1.KubeletConfiguration, want func(*check) bool) ([]Result, error) {
+	b, _, err := pickBenchmark("auto", v)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newState(v, b, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, c := range checks {
+		if !c.onConfig || !c.in(b) || !want(c) {
+			continue
+		}
+		if r := s.judge(c); r.Status != Pass {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// SecureMigration judges a migrated configuration (eff, as the kubelet will
+// run it; cfg, the new config file as a JSON map) on the checks whose failure
+// is a legacy default written out, and returns the migration's warnings with
+// what it found. With secure, it sets the secure values in cfg instead, and
+// the warnings about those legacy defaults give way to what it changed.
+func SecureMigration(v *schema.Version, eff *v1beta1.KubeletConfiguration, cfg map[string]any, warnings []string, secure bool) ([]string, error) {
+	failing, err := Legacy(v, eff)
+	if err != nil || len(failing) == 0 {
+		return warnings, err
+	}
+	if !secure {
+		for _, r := range failing {
+			warnings = append(warnings, fmt.Sprintf("security: the migrated config fails CIS %s (%s): %s; --secure writes %s", r.ID, r.Title, r.Value, fixText(r.Fixes)))
+		}
+		return warnings, nil
+	}
+	var out []string
+	fixed := map[string]bool{}
+	for _, r := range failing {
+		ApplyFixes(cfg, r.Fixes)
+		for _, f := range r.Fixes {
+			fixed[f.Field] = true
+		}
+		out = append(out, fmt.Sprintf("secure: %s instead of the legacy default %s, for CIS %s", fixText(r.Fixes), r.Value, r.ID))
+	}
+	for _, w := range warnings {
+		if !mentionsFixed(w, fixed) {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+// mentionsFixed says whether a migration warning is about a legacy default
+// of one of the fields (it names the field it is "kept as").
+func mentionsFixed(w string, fields map[string]bool) bool {
+	for f := range fields {
+		if strings.Contains(w, "kept as "+f+":") || strings.Contains(w, "kept as "+f+")") {
+			return true
+		}
+	}
+	return false
+}
+
+func fixText(fixes []Fix) string {
+	var parts []string
+	for _, f := range fixes {
+		parts = append(parts, f.Field+": "+render(f.Value))
+	}
+	return strings.Join(parts, ", ")
+}

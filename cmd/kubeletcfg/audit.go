@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeletcfg/kubeletcfg/audit"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+)
+
+type auditFlags struct {
+	versionFlags
+	sourceFlags
+	benchmark string
+	sections  []string
+	output    string
+	failOn    string
+	fixTo     string
+	podCIDR   string
+}
+
+func newAuditCmd(s streams) *cobra.Command {
+	f := &auditFlags{}
+	cmd := &cobra.Command{
+		Use:   "audit [flags] [-- KUBELET_ARGS...]",
+		Short: "Judge the kubelet's effective configuration against the CIS benchmark and operational rules",
+		Long: `audit runs the kubelet checks of the CIS Kubernetes Benchmark (4.1: the
+kubelet's files on the node, 4.2: its settings) for the benchmark version that
+matches the kubelet version, and operational rules an SRE reviewing the node
+would apply (--section ops). Settings are judged on the effective
+configuration, as 'kubeletcfg effective' layers it: command line, config file,
+drop-ins and the version's defaults, or the flags-only defaults when there is
+no config file. Each result names the value, where it came from and the
+change that fixes it; --fix-to writes the config file with every fixable
+failure fixed, for review and 'kubeletcfg apply -f'.
+
+Without a command line after --, audit reads the node's kubelet.service, its
+drop-ins and environment files (under --root for an offline node image).
+
+Exit codes: 0 nothing at or above --fail-on, 1 a check failed (or warned,
+with --fail-on warn), 2 usage or I/O error.`,
+		Example: `  kubeletcfg audit
+  kubeletcfg audit --root /mnt/node-image --kubelet-version 1.31 --section cis
+  kubeletcfg audit --kubelet-version 1.30 -o json -- --config=/etc/kubelet/config.yaml --kubeconfig=/etc/kubernetes/kubelet.conf
+  kubeletcfg audit --root /mnt/node-image --fix-to /tmp/config.fixed.yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.output != "text" && f.output != "json" {
+				return fmt.Errorf("--output %q: must be text or json", f.output)
+			}
+			if f.failOn != "fail" && f.failOn != "warn" {
+				return fmt.Errorf("--fail-on %q: must be fail or warn", f.failOn)
+			}
+			v, err := f.resolve(s)
+			if err != nil {
+				return err
+			}
+			opts := audit.Options{Setup: dropins.Options{Version: v, Args: args, Root: f.root},
+				Benchmark: f.benchmark, Sections: f.sections, PodCIDR: f.podCIDR}
+			if len(args) == 0 {
+				k, err := f.commandLine(f.root, s)
+				if err != nil {
+					return err
+				}
+				opts.Setup.Args, opts.Setup.ArgSources, opts.Setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
+				opts.UnitFiles = k.Files
+			}
+			rep, err := audit.Run(opts)
+			if err != nil {
+				return err
+			}
+			for _, w := range rep.Warnings() {
+				fmt.Fprintf(s.ErrOut, "warning: %s\n", w)
+			}
+			if f.fixTo != "" {
+				if err := writeFixed(s, rep, f.fixTo); err != nil {
+					return err
+				}
+			}
+			if f.output == "json" {
+				if err := writeJSON(s, rep); err != nil {
+					return err
+				}
+			} else {
+				printAudit(s, rep)
+			}
+			if rep.Count(audit.Fail) > 0 || (f.failOn == "warn" && rep.Count(audit.Warn) > 0) {
+				return errCheckFailed
+			}
+			return nil
+		},
+	}
+	f.versionFlags.bind(cmd.Flags())
+	f.sourceFlags.bind(cmd.Flags())
+	fl := cmd.Flags()
+	fl.StringVar(&f.benchmark, "benchmark", "auto", "CIS benchmark version: "+strings.Join(audit.Benchmarks(), ", ")+" (auto: the one for the kubelet version)")
+	fl.StringSliceVar(&f.sections, "section", nil, "sections to run: cis, ops (default both)")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	fl.StringVar(&f.failOn, "fail-on", "fail", "exit 1 on: fail, or warn (fail or warn)")
+	fl.StringVar(&f.fixTo, "fix-to", "", "write the config file with every fixable failure fixed to this new file (never over an existing one)")
+	fl.StringVar(&f.podCIDR, "pod-cidr", "", "the node's pod CIDR (its spec.podCIDR), for the maxPods rule")
+	return cmd
+}
+
+// writeFixed writes the fixed config to a new file, never over one.
+func writeFixed(s streams, rep *audit.Report, path string) error {
+	data, notes, err := rep.FixedConfig()
+	if err != nil {
+		return fmt.Errorf("--fix-to: %w", err)
+	}
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("--fix-to %s: the file exists; give a new name", path)
+		}
+		return fmt.Errorf("--fix-to: %w", err)
+	}
+	if _, err := out.Write(data); err != nil {
+		out.Close()
+		os.Remove(path)
+		return fmt.Errorf("--fix-to %s: %w", path, err)
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("--fix-to %s: %w", path, err)
+	}
+	fmt.Fprintf(s.ErrOut, "note: wrote %s with %d fixes, valid for kubelet %s (review it, then kubeletcfg apply -f %s)\n", path, len(rep.Fixes()), rep.KubeletVersion, path)
+	for _, n := range notes {
+		fmt.Fprintf(s.ErrOut, "note: %s\n", n)
+	}
+	return nil
+}
+
+func printAudit(s streams, rep *audit.Report) {
+	fmt.Fprintf(s.Out, "# audit of kubelet %s: CIS Kubernetes Benchmark %s, operational rules\n", rep.KubeletVersion, rep.Benchmark)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(s.Out, "# note: %s\n", n)
+	}
+	for _, r := range rep.Results {
+		fmt.Fprintf(s.Out, "%-6s %-16s %s\n", strings.ToUpper(string(r.Status)), r.ID, r.Title)
+		val := r.Value
+		if r.Origin != "" {
+			val += "  # " + r.Origin
+		}
+		fmt.Fprintf(s.Out, "       value: %s\n", val)
+		if r.Detail != "" {
+			fmt.Fprintf(s.Out, "       found: %s\n", r.Detail)
+		}
+		if r.Status != audit.Pass {
+			if r.Reason != "" {
+				fmt.Fprintf(s.Out, "       why:   %s\n", r.Reason)
+			}
+			if r.Remediation != "" {
+				fmt.Fprintf(s.Out, "       fix:   %s\n", r.Remediation)
+			}
+		}
+	}
+	fmt.Fprintf(s.Out, "%d pass, %d fail, %d warn, %d manual\n", rep.Count(audit.Pass), rep.Count(audit.Fail), rep.Count(audit.Warn), rep.Count(audit.Manual))
+}

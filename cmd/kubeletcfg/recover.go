@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubeletcfg/kubeletcfg/apply"
+)
+
+type recoverFlags struct {
+	restartFlags
+	root, stateDir string
+	boot           bool
+}
+
+func newRecoverCmd(s streams) *cobra.Command {
+	f := &recoverFlags{}
+	cmd := &cobra.Command{
+		Use:   "recover [--restart-command CMD --pid-file FILE | --unit UNIT] [--boot]",
+		Short: "Finish an apply that was interrupted: its old files back, when they still hold what it wrote",
+		Long: `recover reads the journal an apply left in kubeletcfg's state directory when it
+was interrupted before it confirmed its change (killed, the machine rebooted, its
+guard gone too). When every file the apply changed still holds what the apply
+wrote, or what was there before, the old files are put back (renamed from the
+copies staged beside them) and the kubelet is restarted; the journal goes. If
+someone changed a file since, recover changes nothing and says which file: put
+it right by hand, then remove the journal. It runs under the node's lock. The
+restart is the one given here, never one read from the journal.
+
+--boot is for the boot-time unit kubeletcfg-recover.service, ordered before
+the kubelet's unit: an apply recorded in an earlier boot (its boot ID) is undone
+and nothing is restarted (the kubelet starts on the old files next). apply
+installs that unit (/etc/systemd/system, enabled in the kubelet unit's .wants)
+the first time it runs under systemd without --root.
+
+Exit codes: 0 recovered or nothing to recover, 2 refused or failed.`,
+		Example: "  kubeletcfg recover\n  kubeletcfg recover --restart-command 'systemctl restart kubelet' --pid-file /run/kubelet.pid",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o := apply.RecoverOptions{StateDir: f.stateDir, Progress: s.ErrOut, Boot: f.boot}
+			if o.StateDir == "" {
+				o.StateDir = filepath.Join(f.root, apply.DefaultStateDir)
+			}
+			switch {
+			case f.boot:
+			case f.root != "" && f.restart == "":
+				return fmt.Errorf("--root names another node's tree: give --restart-command, or --boot to restore without a restart")
+			case f.restart != "" && f.pidFile == "":
+				return fmt.Errorf("--restart-command needs --pid-file")
+			default:
+				o.Restarter = f.restarter()
+			}
+			j, err := apply.Recover(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if j == nil {
+				fmt.Fprintf(s.Out, "nothing to recover in %s\n", o.StateDir)
+				return nil
+			}
+			fmt.Fprintf(s.Out, "recovered apply %s of %s: its old files are back\n", j.ID, j.ConfigFile)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	f.restartFlags.bind(fl)
+	fl.DurationVar(&f.timeout, "restart-timeout", 2*time.Minute, "how long the restart may take")
+	fl.StringVar(&f.root, "root", "", "the node's tree (an image), when not this host")
+	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory (default "+apply.DefaultStateDir+", inside --root when given)")
+	fl.BoolVar(&f.boot, "boot", false, "at boot, before the kubelet starts: put the files back, restart nothing")
+	return cmd
+}

@@ -1,0 +1,225 @@
+package nodefile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// maxLinks is how many symbolic links one path may traverse (Linux's limit).
+const maxLinks = 40
+
+// Root is a node's filesystem under a directory: "/" for the running node,
+// or an offline image. Paths are node paths, as seen on the node. Symbolic
+// links are resolved here, an absolute target relative to the root and ".."
+// stopping at it, so that no path leads out of the root; os.Root backs this up.
+type Root struct {
+	r    *os.Root
+	Live bool // the root is "/": the running node
+}
+
+// OpenRoot opens the node whose filesystem is under dir ("" for "/").
+func OpenRoot(dir string) (*Root, error) {
+	if dir == "" {
+		dir = "/"
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("opening node root: %w", err)
+	}
+	return &Root{r: r, Live: abs == "/"}, nil
+}
+
+func (n *Root) Close() error { return n.r.Close() }
+
+// rel turns a resolved node path into a name for os.Root.
+func rel(p string) string {
+	if p = strings.TrimPrefix(p, "/"); p == "" {
+		return "."
+	}
+	return p
+}
+
+// Resolve follows the symbolic links in node path p and returns the path
+// it names, free of links. If a component does not exist the error says
+// so and the returned path is the resolved part joined with the rest, so a
+// link to /dev/null on an image without /dev still resolves to "/dev/null".
+func (n *Root) Resolve(p string) (string, error) {
+	todo := splitPath(p)
+	cur := "/"
+	links := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		if c == ".." {
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, c)
+		fi, err := n.r.Lstat(rel(next))
+		if err != nil {
+			return path.Join(append([]string{next}, todo...)...), nodeError("stat", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return next, &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
+		}
+		target, err := n.r.Readlink(rel(next))
+		if err != nil {
+			return next, nodeError("readlink", p, err)
+		}
+		if path.IsAbs(target) {
+			cur = "/"
+		}
+		todo = append(splitPath(target), todo...)
+	}
+	return cur, nil
+}
+
+// splitPath returns the components of p without empty and "." ones.
+func splitPath(p string) []string {
+	parts := strings.Split(p, "/")
+	return slices.DeleteFunc(parts, func(s string) bool { return s == "" || s == "." })
+}
+
+// nodeError reports err from os.Root for node path p, keeping what
+// errors.Is needs but not the host path of the root.
+func nodeError(op, p string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &fs.PathError{Op: op, Path: p, Err: err}
+}
+
+// Stat resolves p and returns the resolved path and what it names.
+func (n *Root) Stat(p string) (string, fs.FileInfo, error) {
+	res, err := n.Resolve(p)
+	if err != nil {
+		return res, nil, err
+	}
+	fi, err := n.r.Lstat(rel(res))
+	if err != nil {
+		return res, nil, nodeError("stat", p, err)
+	}
+	return res, fi, nil
+}
+
+// Open opens the regular file node path p names, as the package's Open does.
+func (n *Root) Open(p string, k Kind) (io.ReadCloser, error) {
+	res, err := n.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := openIn(n.r, rel(res), p, k)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, nodeError(pe.Op, p, err)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadFile reads the regular file node path p names.
+func (n *Root) ReadFile(p string, k Kind) ([]byte, error) {
+	f, err := n.Open(p, k)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// ReadDir returns the names in directory p, sorted.
+func (n *Root) ReadDir(p string) ([]string, error) {
+	res, err := n.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := n.r.Open(rel(res))
+	if err != nil {
+		return nil, nodeError("open", p, err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, nodeError("readdir", p, err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Lstat returns what resolved node path p names, without following a last
+// symbolic link.
+func (n *Root) Lstat(p string) (fs.FileInfo, error) {
+	fi, err := n.r.Lstat(rel(p))
+	if err != nil {
+		return nil, nodeError("lstat", p, err)
+	}
+	return fi, nil
+}
+
+// HostPath returns where node path p of the node under dir ("" for the
+// running node) is on this machine: its symbolic links resolved inside the
+// root and ".." stopping at it, so that opening the result does not leave the
+// root. A missing component is no error (opening the result fails); a trailing
+// slash is kept, as it asks for a directory.
+func HostPath(dir, p string) (string, error) {
+	return hostPath(dir, p, true)
+}
+
+// HostDir is HostPath for a directory walked as filepath.WalkDir walks it:
+// a last symbolic link is followed only when p ends in a slash, as the
+// kubelet's walk does. Left as it is, a walk sees a link, not a directory,
+// and reads nothing through it.
+func HostDir(dir, p string) (string, error) {
+	return hostPath(dir, p, strings.HasSuffix(p, "/"))
+}
+
+func hostPath(dir, p string, followLast bool) (string, error) {
+	if dir == "" {
+		return p, nil
+	}
+	if !followLast && path.Clean("/"+p) != "/" {
+		parent, err := hostPath(dir, path.Dir(path.Clean("/"+p)), true)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(parent, path.Base(path.Clean("/"+p))), nil
+	}
+	r, err := OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	res, err := r.Resolve(path.Join("/", p))
+	if err != nil {
+		missing := errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+		// Past a missing component the rest is joined unresolved, and a ".."
+		// there could climb back to a symbolic link that leaves the root.
+		if !missing || slices.Contains(strings.Split(p, "/"), "..") {
+			return "", err
+		}
+	}
+	out := filepath.Join(dir, res)
+	if strings.HasSuffix(p, "/") {
+		out += "/"
+	}
+	return out, nil
+}

@@ -1,0 +1,86 @@
+// Package warning holds the one shape of a warning every command prints on
+// stderr and puts in its JSON output: something the kubelet (or systemd)
+// drops or ignores without a word, said with a code a program can match and
+// the place it was written.
+package warning
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Warning is something the kubelet or systemd would ignore or drop.
+type Warning struct {
+	Code    string `json:"code"` // stable, e.g. "systemd-ignored", "unknown-field"
+	Message string `json:"message"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Field   string `json:"field,omitempty"`
+}
+
+// Codes of warnings. A code says what happened, not where.
+const (
+	SystemdIgnored  = "systemd-ignored"  // a unit or environment file line systemd ignores
+	VariableUnused  = "variable-unused"  // an environment file whose variables reach no kubelet flag
+	DocumentIgnored = "document-ignored" // a YAML document after the first, which the kubelet never reads
+	DropinSkipped   = "dropin-skipped"   // a file in --config-dir that is not a *.conf drop-in
+	Dropped         = "dropped"          // a value the kubelet drops (unknown or removed field, ...)
+	MergeKey        = "merge-key"        // a YAML merge key that overrides a key
+	NoEffect        = "no-effect"        // a setting something else overrides
+	Deprecated      = "deprecated"       // a deprecated flag or field
+	Other           = "other"            // anything else
+)
+
+// String renders file:line: field: message.
+func (w Warning) String() string {
+	var b strings.Builder
+	if w.File != "" {
+		b.WriteString(w.File)
+		if w.Line > 0 {
+			fmt.Fprintf(&b, ":%d", w.Line)
+		}
+		b.WriteString(": ")
+	}
+	if w.Field != "" {
+		b.WriteString(w.Field + ": ")
+	}
+	b.WriteString(w.Message)
+	return b.String()
+}
+
+// At builds a warning for a place in a file.
+func At(code, file string, line int, format string, args ...any) Warning {
+	return Warning{Code: code, File: file, Line: line, Message: fmt.Sprintf(format, args...)}
+}
+
+// MaxPrinted is how many warnings Print writes before it sums up the rest.
+const MaxPrinted = 100
+
+// Print writes one "warning: ..." line per warning, the first MaxPrinted of
+// them, then how many more there are.
+func Print(out io.Writer, ws []Warning) {
+	for i, w := range ws {
+		if i == MaxPrinted {
+			fmt.Fprintf(out, "warning: and %d more warnings\n", len(ws)-i)
+			return
+		}
+		fmt.Fprintf(out, "warning: %s\n", Truncate(w.String(), maxLine))
+	}
+}
+
+// maxLine bounds one printed line: a hostile file can hold a megabyte-long
+// argument, and echoing it whole helps nobody.
+const maxLine = 400
+
+// Truncate shortens s to about n bytes, saying how much was left out.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:n], len(s)-n)
+}
