@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
@@ -121,8 +122,9 @@ func plan(o Options) (*Plan, error) {
 				continue
 			}
 			p.NeedsDrain = true
-			if c.StateFile != "" {
-				p.StateFiles = append(p.StateFiles, filepath.Join(onDisk(o.Setup, rootDir(old)), c.StateFile))
+			sf := filepath.Join(onDisk(o.Setup, rootDir(old)), c.StateFile)
+			if c.StateFile != "" && !slices.Contains(p.StateFiles, sf) {
+				p.StateFiles = append(p.StateFiles, sf)
 			}
 		}
 	}

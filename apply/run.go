@@ -68,10 +68,8 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	jr, err = commit(o, dir, p, out)
 	if err != nil {
-		if jr == nil {
-			err = errors.Join(err, o.afterConfirm(ctx, out, true))
-		}
-		return out, err
+		// Undone (no journal left): the kubelet runs on as before.
+		return out, errors.Join(err, o.afterConfirm(ctx, out, jr == nil))
 	}
 	err = confirm(ctx, o, dir, p, jr, r, out)
 	healthy := err == nil || errors.Is(err, ErrRolledBack)

@@ -94,13 +94,7 @@ func Preflight(o PreflightOptions) ([]Finding, error) {
 			out = append(out, Finding{Severity: "blocker", Subject: "kubelet " + o.To.Minor, Message: reason, Do: "fix what it names before upgrading"})
 		}
 	}
-	gates := map[string]bool{}
-	for name, on := range before.Config.FeatureGates {
-		if !gone[name] {
-			gates[name] = on
-		}
-	}
-	out = append(out, gateFindings(gates, o.To)...)
+	out = append(out, gateFindings(before.Config.FeatureGates, o.To, gone)...)
 	if before.ConfigDir != "" && o.From.DropinMerge() != o.To.DropinMerge() {
 		out = append(out, Finding{Severity: "note", Subject: "--config-dir",
 			Message: fmt.Sprintf("drop-ins are merged differently: %s in %s, %s in %s", o.From.DropinMerge(), o.From.Minor, o.To.DropinMerge(), o.To.Minor),
@@ -127,7 +121,7 @@ func PreflightRunning(running *v1beta1.KubeletConfiguration, set []byte, from, t
 	for _, p := range doc.Warnings() {
 		warnings = append(warnings, p.Error())
 	}
-	out := gateFindings(running.FeatureGates, to)
+	out := gateFindings(running.FeatureGates, to, nil)
 	out = append(out, ignoredFindings(warnings, to)...)
 	changes, err := changeFindings(running, config.Default(doc.Config, to), from, to)
 	if err != nil {
@@ -136,10 +130,19 @@ func PreflightRunning(running *v1beta1.KubeletConfiguration, set []byte, from, t
 	return append(out, changes...), nil
 }
 
-// gateFindings are the gate settings kubelet to refuses.
-func gateFindings(gates map[string]bool, to *schema.Version) []Finding {
+// gateFindings are the gate settings kubelet to refuses, but those in
+// reported.
+func gateFindings(gates map[string]bool, to *schema.Version, reported map[string]bool) []Finding {
 	var out []Finding
 	for _, name := range sortedKeys(gates) {
+		if reported[name] {
+			continue
+		}
+		if g, gone := to.RemovedGate(name); gone {
+			out = append(out, Finding{Severity: "blocker", Subject: "featureGates." + name, Message: g.Dropping(to, gates[name]),
+				Do: fmt.Sprintf("remove the setting (kubeletcfg migrate --kubelet-version %s leaves it out)", to.Minor)})
+			continue
+		}
 		for _, e := range to.CheckGates(map[string]bool{name: gates[name]}) {
 			out = append(out, Finding{Severity: "blocker", Subject: "featureGates." + name, Message: e, Do: "remove the gate setting (GA and removed gates cannot be set)"})
 		}

@@ -149,6 +149,9 @@ func layer(opts Options) (*Result, error) {
 	if err := gateError(v, flagGates.FeatureGates, "failed to set feature gates from initial flags-based config"); err != nil {
 		return nil, err
 	}
+	if err := checkNodeLabels(cl); err != nil {
+		return nil, fmt.Errorf("failed to validate kubelet flags: %w", err)
+	}
 
 	var cfg *v1beta1.KubeletConfiguration
 	var doc *config.Document

@@ -330,7 +330,7 @@ func classify(err error, timeout time.Duration) *Unreadable {
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return &Unreadable{Reason: ReasonTimeout, Message: fmt.Sprintf("no answer within %s: %v", timeout, err)}
+		return &Unreadable{Reason: ReasonTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
 	}
 	if strings.Contains(err.Error(), "not a configz answer") {
 		return &Unreadable{Reason: ReasonAnswer, Message: err.Error()}

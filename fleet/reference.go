@@ -102,7 +102,8 @@ func (r *reference) running(v *schema.Version) (map[string]any, error) {
 	return m, nil
 }
 
-// fileReference reads a KubeletConfiguration file through the bounded reader.
+// fileReference reads a KubeletConfiguration file (a regular file, of a
+// configuration's size).
 func fileReference(path string) (*reference, error) {
 	data, err := nodefile.ReadFile(path, nodefile.Config)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kubeletcfg/kubeletcfg/ansible/tests/harness"
 )
@@ -21,6 +22,12 @@ import (
 //   - playbook-1-host: ansible-playbook, one host, one kubelet_config task
 //   - playbook-20-hosts: the same over 20 hosts (default forks, 5);
 //     ns/host is the per-host cost
+//   - rollout-1-host, rollout-20-hosts: the rollout playbook (a canary,
+//     then one batch of the others), nothing to change
+//
+// cpu-ns/host is the user and system time of ansible-playbook and all it
+// ran (the module, kubeletcfg) per host: what the controller and node spend,
+// whatever else loads the machine.
 func BenchmarkNoChange(b *testing.B) {
 	e := harness.Setup(b, repo, b.TempDir())
 	sample, err := os.ReadFile(filepath.Join(repo, "testdata/nodes/kubeadm-1.31/var/lib/kubelet/config.yaml"))
@@ -47,6 +54,7 @@ func BenchmarkNoChange(b *testing.B) {
         root: "{{ kubelet_root }}"
         kubelet_version: "1.31"
         restart_command: "{{ kubelet_restart_command }}"
+        pid_file: "{{ kubelet_pid_file }}"
         kubeletcfg_binary: "{{ kubeletcfg_binary }}"
 `), 0o644); err != nil {
 		b.Fatal(err)
@@ -65,10 +73,12 @@ func BenchmarkNoChange(b *testing.B) {
 	b.Run("apply-dry-run", func(b *testing.B) {
 		run(b, "apply", "--node", "node-01", "--kubelet-version", "1.31", "--root", root, "-f", desired, "--dry-run", "-o", "json")
 	})
-	playbook := func(b *testing.B, hosts []harness.Host) {
+	playbook := func(b *testing.B, hosts []harness.Host, play string, extra map[string]any) {
 		inv := e.Inventory(b, hosts)
+		var cpu time.Duration
 		for i := 0; i < b.N; i++ {
-			r := e.Playbook(b, inv, play, nil)
+			r := e.Playbook(b, inv, play, extra)
+			cpu += r.CPU
 			if r.Code != 0 {
 				b.Fatalf("exit %d\n%s", r.Code, r.Output)
 			}
@@ -79,7 +89,13 @@ func BenchmarkNoChange(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(hosts)), "ns/host")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(len(hosts)), "cpu-ns/host")
 	}
-	b.Run("playbook-1-host", func(b *testing.B) { playbook(b, hosts[:1]) })
-	b.Run("playbook-20-hosts", func(b *testing.B) { playbook(b, hosts) })
+	b.Run("playbook-1-host", func(b *testing.B) { playbook(b, hosts[:1], play, nil) })
+	b.Run("playbook-20-hosts", func(b *testing.B) { playbook(b, hosts, play, nil) })
+	// The rollout playbook (plan, drain check, apply, uncordon per host):
+	// the canary, then the 19 others in one batch.
+	rollout := map[string]any{"kubelet_config_src": desired, "kubelet_batch": "100%", "kubelet_drain": false}
+	b.Run("rollout-1-host", func(b *testing.B) { playbook(b, hosts[:1], "kubeletcfg.kubelet.rollout", rollout) })
+	b.Run("rollout-20-hosts", func(b *testing.B) { playbook(b, hosts, "kubeletcfg.kubelet.rollout", rollout) })
 }

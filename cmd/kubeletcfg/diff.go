@@ -39,8 +39,10 @@ type diffFlags struct {
 	kubeContext string
 	node        string
 	toVersion   string
-	// kubeletArgs is the command line given after --.
+	// kubeletArgs is the command line given after -- (dashed: -- was
+	// given, even with nothing after it).
 	kubeletArgs []string
+	dashed      bool
 }
 
 // side is one configuration being compared.
@@ -84,7 +86,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
   kubeletcfg diff --kubelet-version 1.31 --to-version 1.34 --root /mnt/node-image`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				args, f.kubeletArgs = args[:dash], args[dash:]
+				args, f.kubeletArgs, f.dashed = args[:dash], args[dash:], true
 				if !f.live && len(f.kubeletArgs) > 0 {
 					return fmt.Errorf("a kubelet command line after -- goes with --live only")
 				}
@@ -226,7 +228,7 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 		}
 		return side{name: args[0], cfg: res.Running(), refused: res.Verdict()}, nil
 	}
-	if len(f.kubeletArgs) > 0 {
+	if f.dashed {
 		res, err := dropins.Effective(dropins.Options{Version: v, Args: f.kubeletArgs, Root: f.root})
 		if err != nil {
 			return side{}, err

@@ -110,13 +110,16 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 			default:
 				printFleet(s, rep)
 			}
+			// The report is out: say on stderr why there is nothing to compare.
 			switch {
 			case err != nil:
 				return err
 			case len(rep.Nodes) == 0:
-				return fmt.Errorf("no node matches the selector %q", f.selector)
+				fmt.Fprintf(s.ErrOut, "kubeletcfg: no node matches the selector %q\n", f.selector)
+				return errReported
 			case rep.Read() == 0:
-				return fmt.Errorf("none of the %d nodes could be read", len(rep.Nodes))
+				fmt.Fprintf(s.ErrOut, "kubeletcfg: none of the %d nodes could be read\n", len(rep.Nodes))
+				return errReported
 			case rep.Drift():
 				return errCheckFailed
 			}

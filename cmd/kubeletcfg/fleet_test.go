@@ -60,6 +60,11 @@ func TestFleetExitCodesAndOutput(t *testing.T) {
 	if code, out, _ = runCLI(t, append(kc, "-o", "yaml", "--selector", "role=worker")...); code != 0 || !strings.Contains(out, "apiServerVersion: v1.37.2") {
 		t.Errorf("-o yaml: exit %d\n%s", code, out)
 	}
+	// Nothing read, in JSON: the report, and the reason on stderr only.
+	code, out, errOut = runCLI(t, append(kc, "-o", "json", "--selector", "role=broken")...)
+	if err := json.Unmarshal([]byte(out), &rep); code != 2 || err != nil || len(rep.Nodes) != 1 || !strings.Contains(errOut, "none of the 1 nodes could be read") {
+		t.Errorf("-o json, nothing read: exit %d (%v)\n%s%s", code, err, out, errOut)
+	}
 
 	file := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(file, []byte("apiVersion: v1\nkind: Pod\n"), 0o644); err != nil {

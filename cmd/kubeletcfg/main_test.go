@@ -362,12 +362,23 @@ func TestEffectiveCarriesTheVerdict(t *testing.T) {
 	}
 	for _, c := range cases {
 		code, out, errOut := runCLI(t, append([]string{"effective"}, c.args...)...)
-		if code != c.code || !strings.Contains(errOut, c.reason) {
-			t.Errorf("effective %v: exit %d, want %d with %q; stderr:\n%s", c.args, code, c.code, c.reason, errOut)
-		}
 		if c.code == 0 && !strings.Contains(out, "# effective configuration of kubelet") {
 			t.Errorf("effective %v: no configuration printed:\n%s", c.args, out)
 		}
+		if code != c.code || !strings.Contains(errOut, c.reason) {
+			t.Errorf("effective %v: exit %d, want %d with %q; stderr:\n%s", c.args, code, c.code, c.reason, errOut)
+		}
+	}
+	// migrate and diff carry it too.
+	code, out, errOut := runCLI(t, "migrate", "--kubelet-version", "1.37", "--", "--kubeconfig=/etc/kubernetes/kubelet.conf", "--feature-gates=GracefulNodeShutdown=false")
+	if code != 1 || !strings.Contains(errOut, "kubelet 1.37 refuses to start: failed to set feature gates from initial flags-based config: GracefulNodeShutdownBasedOnPodPriority is enabled") {
+		t.Errorf("migrate: exit %d; stderr:\n%s", code, errOut)
+	}
+	if code, out, errOut = runCLI(t, "migrate", "--kubelet-version", "1.31", "--root", dir, "--"); code != 0 || !strings.Contains(out, "# Remaining flags: --config=/var/lib/kubelet/config.yaml\n") {
+		t.Errorf("migrate of an empty command line: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = runCLI(t, "diff", "--kubelet-version", "1.31", empty, "--against", gates); code != 1 || !strings.Contains(errOut, "kubelet 1.31 refuses to start: failed to run Kubelet: quantities must match") {
+		t.Errorf("diff to a configuration the kubelet refuses: exit %d; stderr:\n%s", code, errOut)
 	}
 }
 

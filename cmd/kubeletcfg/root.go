@@ -29,6 +29,10 @@ type streams struct {
 // its result: exit 1, nothing more to print.
 var errCheckFailed = errors.New("check failed")
 
+// errReported is returned by a command that printed its result and said on
+// stderr why it exits 2: nothing more to print.
+var errReported = errors.New("reported")
+
 func run(args []string, s streams) int {
 	root := newRoot(s)
 	root.SetArgs(args)
@@ -38,6 +42,8 @@ func run(args []string, s streams) int {
 		return exitOK
 	case errors.Is(err, errCheckFailed):
 		return exitFailed
+	case errors.Is(err, errReported):
+		return exitUsage
 	case errors.Is(err, errRolledBack):
 		return exitRolledBack
 	default:

@@ -51,6 +51,7 @@ APPLY_FLAGS = {
     "pid_file": _opt("--pid-file"),
     "kubelet_log": _opt("--kubelet-log"),
     "keep_backups": _opt("--keep-backups"),
+    "state_dir": _opt("--state-dir"),
     "verify_configz": _bool("--verify-configz"),
     "kubelet_url": _opt("--kubelet-url"),
     "client_cert": _opt("--client-cert"),
@@ -102,20 +103,42 @@ class Kubeletcfg(object):
         return argv
 
     def apply(self, argv):
-        """Runs an apply; returns (rc, outcome or None, stdout, stderr)."""
+        """Runs an apply; returns (rc, outcome or None, error or "", stderr).
+
+        With -o json kubeletcfg prints the outcome (once it has planned), and
+        on an error also {"error": ...}: a stream of JSON documents.
+        """
         rc, out, err = self.module.run_command(argv, environ_update={"LC_ALL": "C", "NO_COLOR": "1"})
         if rc == 2 and ("unknown flag" in err or "unknown shorthand flag" in err or 'unknown command "apply"' in err):
             raise KubeletcfgError("%s is too old for this collection (%s): %s" % (self.binary, err.strip().splitlines()[-1], INSTALL_HINT))
-        outcome = None
-        if out.strip():
-            try:
-                outcome = json.loads(out)
-            except ValueError:
-                raise KubeletcfgError("%s apply -o json printed no JSON (too old?): %s" % (self.binary, out.strip()[:200]))
+        try:
+            docs = json_documents(out)
+        except ValueError:
+            raise KubeletcfgError("%s apply -o json printed no JSON (too old?): %s" % (self.binary, out.strip()[:200]))
+        outcome, error = None, ""
+        for doc in docs:
+            if isinstance(doc, dict) and "error" in doc and len(doc) == 1:
+                error = doc["error"]
+            elif outcome is None:
+                outcome = doc
+        if outcome is not None:
             missing = [k for k in REQUIRED_KEYS if k not in outcome]
             if missing:
                 raise KubeletcfgError("%s is too old for this collection (its JSON lacks %s): %s" % (self.binary, ", ".join(missing), INSTALL_HINT))
-        return rc, outcome, out, err
+        return rc, outcome, error or last_error(err), err
+
+
+def json_documents(text):
+    """The JSON documents of text, one after the other."""
+    dec = json.JSONDecoder()
+    docs, i = [], 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i == len(text):
+            return docs
+        doc, i = dec.raw_decode(text, i)
+        docs.append(doc)
 
 
 def last_error(stderr):

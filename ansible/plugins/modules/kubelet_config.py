@@ -134,6 +134,9 @@ options:
   keep_backups:
     description: How many backups of the config file to keep (0, all). Default, kubeletcfg's.
     type: int
+  state_dir:
+    description: kubeletcfg's own directory on the node (lock, journal, backup records). Default, kubeletcfg's (C(/var/lib/kubeletcfg), inside I(root) when given).
+    type: path
   kubeletcfg_binary:
     description: Path of kubeletcfg on the node. Default, C(kubeletcfg) on C(PATH) or in C(/usr/local/bin).
     type: path
@@ -260,7 +263,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kubeletcfg.kubelet.plugins.module_utils.kubeletcfg import (
-    Kubeletcfg, KubeletcfgError, last_error,
+    Kubeletcfg, KubeletcfgError,
 )
 
 try:
@@ -300,6 +303,7 @@ def argument_spec():
         kubelet_ca=dict(type="path"),
         insecure_skip_tls_verify=dict(type="bool", default=False),
         keep_backups=dict(type="int"),
+        state_dir=dict(type="path"),
         kubeletcfg_binary=dict(type="path"),
     )
 
@@ -368,7 +372,7 @@ def main():
         kc = Kubeletcfg(module, p["kubeletcfg_binary"])
         files, dropins = inputs(module)
         argv = kc.apply_argv(p, files, dropins, check=module.check_mode)
-        rc, out, stdout, stderr = kc.apply(argv)
+        rc, out, error, stderr = kc.apply(argv)
     except KubeletcfgError as e:
         module.fail_json(msg=str(e), changed=False)
 
@@ -377,7 +381,7 @@ def main():
     result = dict(cmd=argv, stderr=stderr, changes=[], writes=[], rolled_back=False, changed=False)
     if out is None:
         # Refused before anything was written: no plan to show.
-        module.fail_json(msg=last_error(stderr) or "kubeletcfg apply failed (exit %d)" % rc, rc=rc, **result)
+        module.fail_json(msg=error or "kubeletcfg apply failed (exit %d)" % rc, rc=rc, **result)
 
     result.update(
         changes=out["changes"],
@@ -406,14 +410,14 @@ def main():
         result["changed"] = len(out["writes"]) > 0
         result["msg"] = "would change %d fields" % len(out["changes"]) if result["changed"] else "no change"
         if rc not in (0, 1):
-            module.fail_json(msg=last_error(stderr), rc=rc, **result)
+            module.fail_json(msg=error, rc=rc, **result)
         module.exit_json(**result)
 
     result["changed"] = bool(out["applied"])
     if out["rolledBack"]:
-        module.fail_json(msg="rolled back: " + (out.get("cause") or last_error(stderr)), rc=rc, **result)
+        module.fail_json(msg="rolled back: " + (out.get("cause") or error), rc=rc, **result)
     if rc != 0:
-        module.fail_json(msg=last_error(stderr), rc=rc, **result)
+        module.fail_json(msg=error, rc=rc, **result)
     if out["applied"]:
         result["msg"] = "applied %s (backup %s); healthy %.2fs after the restart" % (
             out["configFile"], out.get("backup", "none"), out.get("healthyAfterNs", 0) / 1e9)

@@ -105,6 +105,7 @@ type Run struct {
 	Code   int
 	Output string
 	Took   time.Duration
+	CPU    time.Duration // user and system time of ansible-playbook and what it ran
 	Events []Event
 }
 
@@ -128,6 +129,9 @@ func (e *Env) Playbook(t testing.TB, inventory, playbook string, extra map[strin
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	r := &Run{Output: string(out), Took: time.Since(start)}
+	if cmd.ProcessState != nil {
+		r.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		r.Code = exit.ExitCode()
@@ -201,7 +205,7 @@ func (ev Event) String() string {
 // and a restart command that starts a long-running process as the
 // "kubelet", or, when the config file asks for the systemd cgroup driver
 // (which this machine's kubelet cannot run), one that logs the kubelet's
-// error and exits, as the real kubelet does. The host variables for the
+// error and exits half a second after it started, as the real kubelet does. The host variables for the
 // rollout playbook are returned.
 func (e *Env) StandIn(t testing.TB, name, config string) map[string]any {
 	t.Helper()
@@ -222,7 +226,7 @@ root=`+root+`
 [ -f $root/kubelet.pid ] && kill "$(cat $root/kubelet.pid)" 2>/dev/null
 echo "restart $(date +%s.%N)" >> $root/restarts
 if grep -q '^cgroupDriver: systemd' $root/var/lib/kubelet/config.yaml; then
-  sh -c 'echo "E1201 00:00:00.000000 1 run.go:72] \"command failed\" err=\"failed to run Kubelet: could not initialize the cgroups manager: systemd cgroup driver needs systemd\"" >> '$root'/kubelet.log; exit 1' >/dev/null 2>&1 &
+  sh -c 'sleep 0.5; echo "E1201 00:00:00.000000 1 run.go:72] \"command failed\" err=\"failed to run Kubelet: could not initialize the cgroups manager: systemd cgroup driver needs systemd\"" >> '$root'/kubelet.log; exit 1' >/dev/null 2>&1 &
 else
   setsid sleep 600 >/dev/null 2>&1 &
 fi

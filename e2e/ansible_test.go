@@ -1,0 +1,140 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/ansible/tests/harness"
+)
+
+// TestAnsibleRollout runs the collection's rollout playbook with the real
+// ansible-playbook over three hosts: the canary drives the real kubelet,
+// the two others are stand-in node trees. A good change ends live on the
+// kubelet's /configz on every host; a change that kills the kubelet is
+// rolled back on the canary, its task fails with the kubelet's own error,
+// the kubelet is healthy on the old file, and no other host is touched.
+func TestAnsibleRollout(t *testing.T) {
+	kubelet, minor, dir, sock := kubeletNode(t)
+	base := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
+		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
+	cfg := filepath.Join(dir, "config.yaml")
+	write(t, cfg, base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
+	args := []string{"--config=" + cfg, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki")}
+	restart := restartScript(t, dir, "setsid "+kubelet+" "+strings.Join(args, " "))
+	t.Cleanup(func() {
+		exec.Command("pkill", "-9", "-f", "config="+cfg).Run()
+		time.Sleep(300 * time.Millisecond)
+	})
+	if out, err := exec.Command(restart).CombinedOutput(); err != nil {
+		t.Fatalf("start: %v %s", err, out)
+	}
+	waitHealthy(t, dir)
+
+	e := harness.Setup(t, "..", dir)
+	sample, err := os.ReadFile("../testdata/nodes/kubeadm-1.31/var/lib/kubelet/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	standInBase := strings.Replace(string(sample), "cgroupDriver: systemd", "cgroupDriver: cgroupfs", 1)
+	host, _ := os.Hostname()
+	real := map[string]any{
+		"kubelet_node_name": host, "kubelet_version": minor, "kubelet_args": args,
+		"kubelet_restart_command": restart, "kubelet_pid_file": filepath.Join(dir, "kubelet.pid"),
+		"kubelet_log": filepath.Join(dir, "kubelet.log"), "kubelet_stable_for": 2, "kubelet_health_timeout": 20,
+		"kubelet_verify_configz": true, "kubelet_insecure_skip_tls_verify": true,
+		"kubeletcfg_state_dir": filepath.Join(dir, "state"),
+	}
+	standIns := map[string]map[string]any{"node-1": e.StandIn(t, "node-1", standInBase), "node-2": e.StandIn(t, "node-2", standInBase)}
+	// Each host's desired configuration is a host variable: the real
+	// kubelet's setup differs from the stand-ins'.
+	inventory := func(realConfig, standInConfig string) string {
+		real["kubelet_config_src"] = filepath.Join(dir, "real-desired.yaml")
+		write(t, real["kubelet_config_src"].(string), realConfig)
+		hosts := []harness.Host{{Name: "node-0", Vars: real}}
+		for _, n := range []string{"node-1", "node-2"} {
+			vars := standIns[n]
+			vars["kubelet_config_src"] = filepath.Join(dir, "stand-in-desired.yaml")
+			hosts = append(hosts, harness.Host{Name: n, Vars: vars})
+		}
+		write(t, filepath.Join(dir, "stand-in-desired.yaml"), standInConfig)
+		return e.Inventory(t, hosts)
+	}
+	extra := map[string]any{"kubelet_batch": 2, "kubelet_drain": false}
+
+	inv := inventory(base+"cgroupDriver: cgroupfs\nmaxPods: 111\n", standInBase+"containerLogMaxSize: 20Mi\n")
+	r := e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", extra)
+	if r.Code != 0 {
+		t.Fatalf("good change: exit %d\n%s", r.Code, r.Output)
+	}
+	ev := r.One(t, "node-0", "Apply the change")
+	if !ev.Changed() || !strings.Contains(ev.Result["stderr"].(string), "serves the intended configuration") {
+		t.Errorf("the real kubelet's change was not applied and verified on /configz:\n%s", ev)
+	}
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the play /configz maxPods = %v, want 111", got)
+	}
+	t.Logf("good change: playbook %s for three hosts; real kubelet healthy %vs after its restart", r.Took.Round(time.Millisecond), ev.Result["restart_to_healthy_s"])
+	for _, n := range []string{"node-1", "node-2"} {
+		if ev := r.One(t, n, "Apply the change"); !ev.Changed() {
+			t.Errorf("%s: not changed:\n%s", n, ev)
+		}
+	}
+
+	// The same again: nothing changes, the kubelet is not restarted.
+	pid, _ := os.ReadFile(filepath.Join(dir, "kubelet.pid"))
+	r = e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", extra)
+	if r.Code != 0 {
+		t.Fatalf("second run: exit %d\n%s", r.Code, r.Output)
+	}
+	for _, n := range []string{"node-0", "node-1", "node-2"} {
+		if ev := r.One(t, n, "Apply the change"); ev.Changed() {
+			t.Errorf("second run on %s: changed\n%s", n, ev)
+		}
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "kubelet.pid")); string(again) != string(pid) {
+		t.Errorf("the second run restarted the kubelet (pid %s -> %s)", pid, again)
+	}
+
+	// Valid, fatal at start on this host (no systemd): rolled back on the
+	// canary, and the next batch is not started.
+	standInFiles := func() string {
+		var all string
+		for _, n := range []string{"node-1", "node-2"} {
+			b, _ := os.ReadFile(filepath.Join(standIns[n]["kubelet_root"].(string), "var/lib/kubelet/config.yaml"))
+			all += string(b)
+		}
+		return all
+	}
+	before := standInFiles()
+	inv = inventory(base+"cgroupDriver: systemd\nmaxPods: 122\n", standInBase+"containerLogMaxSize: 30Mi\n")
+	r = e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", extra)
+	if r.Code == 0 {
+		t.Fatalf("fatal change: exit 0\n%s", r.Output)
+	}
+	ev = r.One(t, "node-0", "Apply the change")
+	if ev.Status != "failed" || ev.Result["rolled_back"] != true || !strings.Contains(ev.Msg(), "cgroups manager") {
+		t.Errorf("the canary: want failed, rolled back, with the kubelet's own error:\n%s", ev)
+	}
+	for _, n := range []string{"node-1", "node-2"} {
+		if evs := r.Of(n, ""); len(evs) != 0 {
+			t.Errorf("%s: the next batch started after a rollback", n)
+		}
+	}
+	if standInFiles() != before {
+		t.Error("the stand-in nodes were touched after the canary's rollback")
+	}
+	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "maxPods: 111") || strings.Contains(string(got), "systemd") {
+		t.Errorf("after the rollback the config file is:\n%s", got)
+	}
+	waitHealthy(t, dir)
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the rollback /configz maxPods = %v, want 111", got)
+	}
+	t.Logf("fatal change: %s", ev.Msg())
+}
