@@ -56,6 +56,11 @@ var hostileCases = []hostileCase{
 		"usr/lib/systemd/system/kubelet.service": "[Service]\nExecStart=/usr/bin/kubelet --hostname-override=%H\n"},
 		args: []string{"effective", V, "--root", "@R"}, code: 2, want: []string{"/etc/hostname: a FIFO"}},
 
+	{name: "diff --live --kubeconfig a FIFO", in: map[string]string{"c.yaml": head, "kc": "<fifo>"},
+		args: []string{"diff", V, "--live", "--kubeconfig", "@I/kc", "--node", "n", "@I/c.yaml"}, code: 2, want: []string{"read @I/kc: a FIFO"}},
+	{name: "diff --live --kubelet-ca /dev/zero", in: map[string]string{"c.yaml": head},
+		args: []string{"diff", V, "--live", "--kubelet-url", "https://127.0.0.1:1/configz", "--kubelet-ca", "/dev/zero", "@I/c.yaml"}, code: 2, want: []string{"read /dev/zero: a character device"}},
+
 	// Quadratic time: long continuations, many keys, long keys.
 	{name: "ExecStart continued over 250,000 lines", gen: map[string]func() []byte{
 		"root/usr/lib/systemd/system/kubelet.service": func() []byte {
