@@ -111,6 +111,46 @@ var hostileCases = []hostileCase{
 		return []byte("KUBELET_EXTRA_ARGS=\"" + strings.Repeat("--max-pods=9 ", 100000) + "\"\n")
 	}},
 		args: []string{"effective", V, "--from", "@I/k.env"}, code: 0, stdout: []string{"maxPods: 9"}},
+	{name: "100,000 node labels in one flag", gen: map[string]func() []byte{"in/k.env": func() []byte {
+		var b strings.Builder
+		b.WriteString("KUBELET_EXTRA_ARGS=--node-labels=")
+		for i := range 100000 {
+			b.WriteString("k" + itoa(i) + "=v,")
+		}
+		b.WriteString("last=v\n")
+		return []byte(b.String())
+	}},
+		args: []string{"effective", V, "--from", "@I/k.env"}, code: 0},
+	{name: "migrate of 100,000 node labels", gen: map[string]func() []byte{"in/k.env": func() []byte {
+		var b strings.Builder
+		b.WriteString("KUBELET_EXTRA_ARGS=--node-labels=")
+		for i := range 100000 {
+			b.WriteString("k" + itoa(i) + "=v,")
+		}
+		b.WriteString("last=v\n")
+		return []byte(b.String())
+	}},
+		args: []string{"migrate", V, "--from", "@I/k.env"}, code: 0, want: []string{"# Remaining flags: --config=/var/lib/kubelet/config.yaml --node-labels=k0=v,k1=v", "more bytes"}},
+	{name: "50,000 unknown feature gates in one flag", gen: map[string]func() []byte{"in/k.env": func() []byte {
+		var b strings.Builder
+		b.WriteString("KUBELET_EXTRA_ARGS=--feature-gates=")
+		for i := range 50000 {
+			b.WriteString("NoSuchGate" + itoa(i) + "=true,")
+		}
+		b.WriteString("Last=true\n")
+		return []byte(b.String())
+	}},
+		args: []string{"effective", V, "--from", "@I/k.env"}, code: 1, want: []string{"NoSuchGate"}},
+	{name: "50,000 eviction thresholds in one flag", gen: map[string]func() []byte{"in/k.env": func() []byte {
+		var b strings.Builder
+		b.WriteString("KUBELET_EXTRA_ARGS=--eviction-hard=")
+		for i := range 50000 {
+			b.WriteString("memory.available<" + itoa(i+1) + "Mi,")
+		}
+		b.WriteString("nodefs.available<5%\n")
+		return []byte(b.String())
+	}},
+		args: []string{"effective", V, "--from", "@I/k.env"}, code: 0, stdout: []string{"nodefs.available: 5%"}},
 	{name: "billion laughs", in: map[string]string{"c.yaml": head + laughs},
 		args: []string{"validate", V, "@I/c.yaml"}, code: 1, want: []string{"c.yaml"}},
 	{name: "deep nesting", gen: map[string]func() []byte{"in/c.yaml": func() []byte {
