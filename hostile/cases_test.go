@@ -111,25 +111,9 @@ var hostileCases = []hostileCase{
 		return []byte("KUBELET_EXTRA_ARGS=\"" + strings.Repeat("--max-pods=9 ", 100000) + "\"\n")
 	}},
 		args: []string{"effective", V, "--from", "@I/k.env"}, code: 0, stdout: []string{"maxPods: 9"}},
-	{name: "100,000 node labels in one flag", gen: map[string]func() []byte{"in/k.env": func() []byte {
-		var b strings.Builder
-		b.WriteString("KUBELET_EXTRA_ARGS=--node-labels=")
-		for i := range 100000 {
-			b.WriteString("k" + itoa(i) + "=v,")
-		}
-		b.WriteString("last=v\n")
-		return []byte(b.String())
-	}},
+	{name: "100,000 node labels in one flag", gen: map[string]func() []byte{"in/k.env": manyLabels},
 		args: []string{"effective", V, "--from", "@I/k.env"}, code: 0},
-	{name: "migrate of 100,000 node labels", gen: map[string]func() []byte{"in/k.env": func() []byte {
-		var b strings.Builder
-		b.WriteString("KUBELET_EXTRA_ARGS=--node-labels=")
-		for i := range 100000 {
-			b.WriteString("k" + itoa(i) + "=v,")
-		}
-		b.WriteString("last=v\n")
-		return []byte(b.String())
-	}},
+	{name: "migrate of 100,000 node labels", gen: map[string]func() []byte{"in/k.env": manyLabels},
 		args: []string{"migrate", V, "--from", "@I/k.env"}, code: 0, want: []string{"# Remaining flags: --config=/var/lib/kubelet/config.yaml --node-labels=k0=v,k1=v", "more bytes"}},
 	{name: "50,000 unknown feature gates in one flag", gen: map[string]func() []byte{"in/k.env": func() []byte {
 		var b strings.Builder
@@ -309,4 +293,15 @@ func manyDropins(n int) map[string]string {
 	}
 	m["etc/systemd/system/kubelet.service.d/99999.conf"] = "[Service]\nExecStart=\nExecStart=/usr/bin/kubelet --max-pods=5\n"
 	return m
+}
+
+// manyLabels is an env file whose one flag sets 100,000 node labels.
+func manyLabels() []byte {
+	var b strings.Builder
+	b.WriteString("KUBELET_EXTRA_ARGS=--node-labels=")
+	for i := range 100000 {
+		b.WriteString("k" + itoa(i) + "=v,")
+	}
+	b.WriteString("last=v\n")
+	return []byte(b.String())
 }
