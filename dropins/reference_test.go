@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/validate"
 )
 
 const scenarioDir = "../testdata/effective/scenarios"
@@ -22,33 +23,50 @@ const scenarioDir = "../testdata/effective/scenarios"
 var differentialVersions = []string{"1.28", "1.31", "1.32", "1.34", "1.37"}
 
 type reference struct {
-	Error     string          `json:"error"`
-	Panic     bool            `json:"panic"`
-	Effective json.RawMessage `json:"effective"`
+	Error      string          `json:"error"`
+	Panic      bool            `json:"panic"`
+	Effective  json.RawMessage `json:"effective"`
+	Validation []string        `json:"validation"`
 }
+
+// cgroupV1Message starts the validation error of a kubelet with failCgroupV1
+// on a cgroup v1 host: its presence tells which host made the references.
+const cgroupV1Message = "kubelet is configured to not run on a host using cgroup v1"
 
 // TestEffectiveMatchesKubelet runs every scenario (a command line, a config
 // file, a drop-in tree, an environment) through Effective and compares the
-// verdict and the effective configuration with what the kubelet's own code
-// made of it (hack/schemagen scenarios → testdata/effective/reference-*.json).
+// verdict, the effective configuration and the verdict of the kubelet's
+// validation on it with what the kubelet's own code made of it
+// (hack/schemagen scenarios → testdata/effective/reference-*.json). Every
+// scenario must have a reference for every version.
 func TestEffectiveMatchesKubelet(t *testing.T) {
+	entries, err := os.ReadDir(scenarioDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	if len(names) < 200 {
+		t.Errorf("%d scenarios, want at least 200", len(names))
+	}
 	for _, minor := range differentialVersions {
 		v, err := schema.Resolve(minor)
 		if err != nil {
 			t.Fatal(err)
 		}
 		refs := loadReferences(t, v)
-		names := make([]string, 0, len(refs))
-		for n := range refs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		if len(names) < 200 {
-			t.Errorf("kubelet %s: %d scenarios, want at least 200", minor, len(names))
-		}
+		host := referenceHost(refs)
 		for _, name := range names {
-			ref := refs[name]
+			ref, ok := refs[name]
 			t.Run(minor+"/"+name, func(t *testing.T) {
+				if !ok {
+					t.Fatalf("no reference for kubelet %s (run make schema)", minor)
+				}
 				dir, _ := filepath.Abs(filepath.Join(scenarioDir, name))
 				res, err := Effective(Options{Version: v, Args: scenarioArgs(t, dir), Dir: dir, LookupEnv: scenarioEnv(dir)})
 				if ref.Error != "" {
@@ -68,6 +86,17 @@ func TestEffectiveMatchesKubelet(t *testing.T) {
 				if diff := cmp.Diff(asMap(t, want), asMap(t, got)); diff != "" {
 					t.Errorf("effective configuration (-kubelet +kubeletcfg):\n%s", diff)
 				}
+				verdict := validate.Messages(validate.ConfigOnHost(res.Config, v, host))
+				var kubelet []string
+				for _, e := range ref.Validation {
+					kubelet = append(kubelet, strings.ReplaceAll(e, "$SCENARIO", dir))
+				}
+				if diff := cmp.Diff(sorted(kubelet), verdict); diff != "" {
+					t.Errorf("validation of the effective configuration (-kubelet +kubeletcfg):\n%s", diff)
+				}
+				if len(ref.Validation) > 0 && res.VerdictOnHost(host) == nil {
+					t.Errorf("the kubelet refuses the effective configuration (%v), Verdict does not", ref.Validation)
+				}
 			})
 		}
 	}
@@ -84,6 +113,25 @@ func loadReferences(t *testing.T, v *schema.Version) map[string]reference {
 		t.Fatal(err)
 	}
 	return refs
+}
+
+// referenceHost infers the host the references were made on: only a cgroup
+// v1 host makes the kubelet refuse failCgroupV1.
+func referenceHost(refs map[string]reference) validate.Host {
+	for _, ref := range refs {
+		for _, e := range ref.Validation {
+			if strings.HasPrefix(e, cgroupV1Message) {
+				return validate.Host{CgroupV1: true}
+			}
+		}
+	}
+	return validate.Host{}
+}
+
+func sorted(xs []string) []string {
+	out := append([]string{}, xs...)
+	sort.Strings(out)
+	return out
 }
 
 func scenarioArgs(t *testing.T, dir string) []string {

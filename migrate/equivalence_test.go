@@ -14,20 +14,23 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/validate"
 )
 
 // The versions the equivalence is proven for (hack/migratecorpus.Versions).
 var equivalenceVersions = []string{"1.31", "1.34", "1.37"}
 
 type reference struct {
-	Error     string          `json:"error"`
-	Effective json.RawMessage `json:"effective"`
+	Error      string          `json:"error"`
+	Effective  json.RawMessage `json:"effective"`
+	Validation []string        `json:"validation"`
 }
 
 // TestMigrationIsEquivalentForTheKubelet: for every legacy setup of the
 // corpus, the kubelet's own code (hack/schemagen scenarios) layers the old
 // setup (less the flags the version lacks) and kubeletcfg's migration of it
-// (new config file plus remaining flags) to the same effective configuration.
+// (new config file plus remaining flags) to the same effective configuration,
+// which it validates alike.
 // The migrations it judged are the ones kubeletcfg writes today.
 func TestMigrationIsEquivalentForTheKubelet(t *testing.T) {
 	corpus, err := os.ReadDir("../testdata/migrate/corpus")
@@ -46,7 +49,7 @@ func TestMigrationIsEquivalentForTheKubelet(t *testing.T) {
 		for _, e := range corpus {
 			name := e.Name()
 			t.Run(minor+"/"+name, func(t *testing.T) {
-				checkCurrentOutput(t, v, name)
+				res := checkCurrentOutput(t, v, name)
 				old, nw := refs[name+".old"], refs[name+".new"]
 				if old.Error != "" || nw.Error != "" {
 					t.Fatalf("the kubelet refused a setup: old: %q, new: %q", old.Error, nw.Error)
@@ -58,13 +61,23 @@ func TestMigrationIsEquivalentForTheKubelet(t *testing.T) {
 				if diff := cmp.Diff(asMap(t, a), asMap(t, b)); diff != "" {
 					t.Errorf("kubelet %s: effective configuration of the old setup vs the migrated one (-old +new):\n%s", minor, diff)
 				}
+				if diff := cmp.Diff(old.Validation, nw.Validation); diff != "" {
+					t.Errorf("kubelet %s: its validation of the old setup vs the migrated one (-old +new):\n%s", minor, diff)
+				}
+				kubelet := []string{}
+				for _, e := range old.Validation {
+					kubelet = append(kubelet, strings.ReplaceAll(e, "$SCENARIO", oldDir))
+				}
+				if diff := cmp.Diff(kubelet, validate.Messages(validate.ConfigOnHost(res.Effective, v, host(refs)))); diff != "" {
+					t.Errorf("kubelet %s: the verdict on the migration (-kubelet +kubeletcfg):\n%s", minor, diff)
+				}
 			})
 		}
 	}
 }
 
 // checkCurrentOutput: what Run writes now is what was judged.
-func checkCurrentOutput(t *testing.T, v *schema.Version, name string) {
+func checkCurrentOutput(t *testing.T, v *schema.Version, name string) *Result {
 	t.Helper()
 	src, _ := filepath.Abs(filepath.Join("../testdata/migrate/corpus", name))
 	raw, err := os.ReadFile(filepath.Join(src, "args"))
@@ -100,6 +113,20 @@ func checkCurrentOutput(t *testing.T, v *schema.Version, name string) {
 	if got := strings.Join(res.Flags, "\n") + "\n"; got != string(judgedArgs) {
 		t.Errorf("remaining flags differ from the judged ones:\njudged: %q\nnow:    %q", judgedArgs, got)
 	}
+	return res
+}
+
+// host infers the host the references were made on: only a cgroup v1 host
+// makes the kubelet refuse failCgroupV1.
+func host(refs map[string]reference) validate.Host {
+	for _, ref := range refs {
+		for _, e := range ref.Validation {
+			if strings.HasPrefix(e, "kubelet is configured to not run on a host using cgroup v1") {
+				return validate.Host{CgroupV1: true}
+			}
+		}
+	}
+	return validate.Host{}
 }
 
 func loadReferences(t *testing.T, minor string) map[string]reference {
