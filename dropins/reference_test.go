@@ -19,8 +19,8 @@ import (
 const scenarioDir = "../testdata/effective/scenarios"
 
 // differentialVersions are the versions the differential test covers: every
-// drop-in model, and every version that checks gate dependencies.
-var differentialVersions = []string{"1.28", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"}
+// supported one.
+var differentialVersions = []string{"1.28", "1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"}
 
 type reference struct {
 	Error      string          `json:"error"`
