@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,21 +19,8 @@ import (
 // rolled back on the canary, its task fails with the kubelet's own error,
 // the kubelet is healthy on the old file, and no other host is touched.
 func TestAnsibleRollout(t *testing.T) {
-	kubelet, minor, dir, sock := kubeletNode(t)
-	base := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
-		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
-	cfg := filepath.Join(dir, "config.yaml")
-	write(t, cfg, base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
-	args := []string{"--config=" + cfg, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki")}
-	restart := restartScript(t, dir, "setsid "+kubelet+" "+strings.Join(args, " "))
-	t.Cleanup(func() {
-		exec.Command("pkill", "-9", "-f", "config="+cfg).Run()
-		time.Sleep(300 * time.Millisecond)
-	})
-	if out, err := exec.Command(restart).CombinedOutput(); err != nil {
-		t.Fatalf("start: %v %s", err, out)
-	}
-	waitHealthy(t, dir)
+	k := startConfigKubelet(t)
+	minor, dir, base, cfg, args, restart := k.minor, k.dir, k.base, k.cfg, k.args, k.restart
 
 	e := harness.Setup(t, "..", dir)
 	sample, err := os.ReadFile("../testdata/nodes/kubeadm-1.31/var/lib/kubelet/config.yaml")
