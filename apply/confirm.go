@@ -103,12 +103,14 @@ func (w watch) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfigur
 			return false, fmt.Sprintf("the kubelet's state is unknown %.2fs after the restart: %v", elapsed(), err)
 		}
 		if pinned == (Proc{}) {
-			if st.Running && (berr != nil || !before.Running || !st.same(before)) {
+			switch {
+			case berr != nil || !st.same(before):
+				// A new kubelet (one already gone fails just below).
 				pinned = st
 				out.Kubelet = &pinned
-			} else if now.Sub(start) > w.Timeout {
+			case now.Sub(start) > w.Timeout:
 				return false, fmt.Sprintf("no new kubelet process within %s (still %s)", w.Timeout, before)
-			} else {
+			default:
 				continue // the old kubelet (or none yet): its healthz says nothing
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/kubelet/config/v1beta1"
 
+	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 )
@@ -80,6 +81,10 @@ type Options struct {
 	// as the HTTP server runs.
 	KubeletAPI *http.Client
 
+	// AllowInsecure applies a change that makes a CIS kubelet check fail
+	// that passes now (audit.Breaks); without it such a change is refused.
+	AllowInsecure bool
+
 	// probe reads the kubelet's health (default: its healthz).
 	probe func(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (ok bool, where string)
 }
@@ -111,6 +116,9 @@ type Outcome struct {
 	// Writes are the files the change writes (or, in a dry run, would):
 	// none when the change is semantically empty.
 	Writes []string `json:"writes"`
+	// Breaks are the CIS kubelet checks that pass now and fail after the
+	// change.
+	Breaks []audit.Result `json:"breaks,omitempty"`
 }
 
 // ErrRolledBack: the new configuration failed and the old one is back.

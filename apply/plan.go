@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
@@ -36,11 +38,16 @@ func (p *Plan) empty() bool {
 	return len(p.Changes) == 0 && len(p.Writes) == 1
 }
 
-// outcome is the plan as an apply reports it, before anything is done.
-func (p *Plan) outcome() (*Outcome, error) {
-	v := p.old.Version
-	out := &Outcome{Changes: p.Changes, ConfigFile: p.ConfigFile, KubeletVersion: v.Minor}
+// outcome is what the plan says before anything is done: the changes, the
+// effective configurations before and after, and the files it writes (none
+// when the change is semantically empty).
+func (p *Plan) outcome(o Options) (*Outcome, error) {
+	v := o.Setup.Version
+	out := &Outcome{Changes: p.Changes, ConfigFile: p.ConfigFile, KubeletVersion: v.Minor, Writes: []string{}}
 	var err error
+	if out.Breaks, err = audit.Breaks(v, p.old.Config, p.next.Config); err != nil {
+		return nil, err
+	}
 	if out.Before, err = config.JSON(p.old.Config, v); err != nil {
 		return nil, err
 	}
@@ -115,8 +122,9 @@ func plan(o Options) (*Plan, error) {
 				continue
 			}
 			p.NeedsDrain = true
-			if c.StateFile != "" {
-				p.StateFiles = append(p.StateFiles, filepath.Join(onDisk(o.Setup, rootDir(old)), c.StateFile))
+			sf := filepath.Join(onDisk(o.Setup, rootDir(old)), c.StateFile)
+			if c.StateFile != "" && !slices.Contains(p.StateFiles, sf) {
+				p.StateFiles = append(p.StateFiles, sf)
 			}
 		}
 	}
@@ -145,9 +153,17 @@ func stateWrites(files []string) []FileWrite {
 	return out
 }
 
-// gate refuses a change the node is not ready for, and says what changes
+// gate refuses a change the node is not ready for, or that makes a CIS
+// kubelet check fail that passes now (unless allowed), and says what changes
 // the kubelet's exposure.
-func (p *Plan) gate(o Options) error {
+func (p *Plan) gate(o Options, out *Outcome) error {
+	if len(out.Breaks) > 0 && !o.AllowInsecure {
+		var broken []string
+		for _, b := range out.Breaks {
+			broken = append(broken, fmt.Sprintf("CIS %s (%s): %s", b.ID, b.Title, b.Value))
+		}
+		return fmt.Errorf("the change makes checks fail that pass now: %s; give --allow-insecure to apply it anyway", strings.Join(broken, "; "))
+	}
 	for _, c := range p.Changes {
 		for _, cl := range c.Classes {
 			switch {

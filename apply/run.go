@@ -21,7 +21,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		return p.outcome()
+		return p.outcome(o)
 	}
 	dir, err := stateDir(o.StateDir)
 	if err != nil {
@@ -42,14 +42,11 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.outcome()
-	if err != nil {
-		return nil, err
+	out, err := p.outcome(o)
+	if err != nil || p.empty() {
+		return out, err
 	}
-	if p.empty() {
-		return out, nil
-	}
-	if err := p.gate(o); err != nil {
+	if err := p.gate(o, out); err != nil {
 		return out, err
 	}
 	if o.Hooks.BeforeCommit != nil {
@@ -71,10 +68,8 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	jr, err = commit(o, dir, p, out)
 	if err != nil {
-		if jr == nil {
-			err = errors.Join(err, o.afterConfirm(ctx, out, true))
-		}
-		return out, err
+		// Undone (no journal left): the kubelet runs on as before.
+		return out, errors.Join(err, o.afterConfirm(ctx, out, jr == nil))
 	}
 	err = confirm(ctx, o, dir, p, jr, r, out)
 	healthy := err == nil || errors.Is(err, ErrRolledBack)

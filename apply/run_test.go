@@ -2,11 +2,13 @@ package apply
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -661,5 +663,153 @@ func TestRecordsAndPrune(t *testing.T) {
 	}
 	if _, err := os.Stat(outs[1].Backup); err != nil {
 		t.Errorf("the dated copy of record 2: %v", err)
+	}
+}
+
+// A drain-class change removes the stale state file (staged once, however
+// many changes name it) and a rollback puts it back.
+func TestRunStateFileRemovedAndRestored(t *testing.T) {
+	n := newNode(t, map[string]life{"cpuManagerPolicy: static": {healthyAfter: -1}})
+	state := filepath.Join(n.dir, "root", "cpu_manager_state")
+	os.MkdirAll(filepath.Dir(state), 0o700)
+	os.WriteFile(state, []byte(`{"policyName":"none"}`), 0o600)
+	n.opts.Drained, n.opts.Timeout = true, 3*time.Second
+	out, err := n.apply(t, "maxPods: 100\ncpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n")
+	if !errors.Is(err, ErrRolledBack) {
+		t.Fatalf("%+v, %v", out, err)
+	}
+	if b, _ := os.ReadFile(state); string(b) != `{"policyName":"none"}` {
+		t.Errorf("after the rollback cpu_manager_state holds %q", b)
+	}
+	n.noJournal(t)
+	n.kubelet.behave = byContent(nil)
+	if _, err := n.apply(t, "maxPods: 100\ncpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Error("the stale cpu_manager_state stays")
+	}
+}
+
+// The shipped build has no failpoints: the variable that would kill a
+// failpoints build at its step does nothing here.
+func TestNoFailpointsWithoutTag(t *testing.T) {
+	t.Setenv("KUBELETCFG_FAILPOINT", "after-write")
+	t.Setenv("KUBELETCFG_HANGPOINT", "after-write")
+	n := newNode(t, nil)
+	if _, err := n.apply(t, "maxPods: 261\n"); err != nil {
+		t.Fatal(err)
+	}
+	n.configIs(t, "maxPods: 261\n")
+}
+
+// Recovery after an apply killed while its restart command ran: the
+// recovery's restart waits until that command has ended.
+func TestRecoverWaitsForTheInterruptedRestart(t *testing.T) {
+	n := newNode(t, nil)
+	jr := n.interrupted(t, "maxPods: 271\n")
+	dir, _ := stateDir(n.state)
+	restart := exec.Command("sleep", "1")
+	restart.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := restart.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan time.Time, 1)
+	go func() { restart.Wait(); ended <- time.Now() }()
+	jr.Restart = &procRef{PID: restart.Process.Pid, Start: procStart(restart.Process.Pid)}
+	if err := writeJournal(dir, jr); err != nil {
+		t.Fatal(err)
+	}
+	var restartedAt time.Time
+	r := &recordingRestarter{Restarter: n.kubelet, at: &restartedAt}
+	if _, err := Recover(context.Background(), RecoverOptions{StateDir: n.state, Restarter: r}); err != nil {
+		t.Fatal(err)
+	}
+	if end := <-ended; restartedAt.Before(end) {
+		t.Errorf("the recovery restarted the kubelet at %s, before the interrupted restart ended at %s", restartedAt.Format("15:04:05.000"), end.Format("15:04:05.000"))
+	}
+	n.configIs(t, "maxPods: 100\n")
+}
+
+type recordingRestarter struct {
+	Restarter
+	at *time.Time
+}
+
+func (r *recordingRestarter) Restart(ctx context.Context) error {
+	*r.at = time.Now()
+	return r.Restarter.Restart(ctx)
+}
+
+// The restart command's process group is in the journal while it runs.
+func TestRunRecordsTheRestartCommand(t *testing.T) {
+	n := newNode(t, nil)
+	pidFile := filepath.Join(n.dir, "kubelet.pid")
+	during := filepath.Join(n.dir, "journal-during-restart")
+	o := n.opts
+	o.Restarter, o.Clock, o.PIDFile = nil, nil, pidFile
+	o.Restart = fmt.Sprintf("sleep 0.3; cp %s %s; setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! >%s", filepath.Join(n.state, journalName), during, pidFile)
+	o.StableFor, o.Timeout = 300*time.Millisecond, 5*time.Second
+	o.probe = func(context.Context, *v1beta1.KubeletConfiguration) (bool, string) { return true, "healthz" }
+	o.NewFile = []byte(baseConfig + "maxPods: 281\n")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(during)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j Journal
+	if err := json.Unmarshal(b, &j); err != nil || j.Restart == nil || j.Restart.PID <= 0 || j.Restart.Start == 0 {
+		t.Errorf("the journal during the restart: %s (%v)", b, err)
+	}
+}
+
+// A new kubelet already gone at the first look fails the watch at once,
+// with its exit, not at the end of the timeout.
+func TestRunNewKubeletGoneAtOnce(t *testing.T) {
+	n := newNode(t, map[string]life{"maxPods: 291": {healthyAfter: -1, diesAfter: time.Nanosecond}})
+	start := n.clock.Now()
+	out, err := n.apply(t, "maxPods: 291\n")
+	if !errors.Is(err, ErrRolledBack) || !strings.Contains(out.Cause, "exited") {
+		t.Fatalf("%+v, %v", out, err)
+	}
+	if took := n.clock.Now().Sub(start); took > 5*time.Second {
+		t.Errorf("the failure took %s of the watch", took)
+	}
+}
+
+// One guard at a time: a second guard waits for the first.
+func TestOneGuardAtATime(t *testing.T) {
+	n := newNode(t, nil)
+	dir, _ := stateDir(n.state)
+	first, err := waitLock(context.Background(), n.clock, filepath.Join(dir, "guard.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- Guard(context.Background(), GuardOptions{StateDir: n.state, ID: "x", Restarter: n.kubelet, Clock: realClock{}})
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a second guard ran beside the first: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	first.Release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second guard did not run once the first ended")
 	}
 }

@@ -194,10 +194,11 @@ func result(t *testing.T, rep *Report, id string) Result {
 	return Result{}
 }
 
+// ownership lists the checks of file owners: files a test writes are root's
+// only when it runs as root.
+var ownership = []string{"4.1.2", "4.1.6", "4.1.8", "4.1.10", "4.1.10d"}
+
 func TestSecureNodePassesEveryCheck(t *testing.T) {
-	if !isRoot() {
-		t.Skip("root ownership of the node's files needs root")
-	}
 	for _, version := range []string{"1.28", "1.31", "1.33", "1.37"} {
 		t.Run(version, func(t *testing.T) {
 			rep, _ := run(t, secureFor(version), version, nil, "10.244.3.0/24")
@@ -205,6 +206,9 @@ func TestSecureNodePassesEveryCheck(t *testing.T) {
 				t.Fatalf("%d results, want every check", len(rep.Results))
 			}
 			for _, r := range rep.Results {
+				if !isRoot() && contains(ownership, r.ID) {
+					continue
+				}
 				if r.Status != Pass {
 					t.Errorf("%s %s: %s, value %s (%s) %s", r.ID, r.Title, r.Status, r.Value, r.Origin, r.Detail)
 				}
@@ -557,8 +561,9 @@ func fixFields(f []Fix) []string {
 	return out
 }
 
-// Node files are hostile: under --root, no config file is read through a
-// link (which could lead out of the root), nor one too large or not a file.
+// Node files are hostile: under --root a link leads nowhere out of the root
+// (the config file's is resolved inside it; a drop-in reached through one is
+// refused), and no file too large or other than a regular file is read.
 func TestConfinedReads(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "host-config.yaml")
 	if err := os.WriteFile(outside, []byte(secureConfig), 0o600); err != nil {
@@ -572,13 +577,16 @@ func TestConfinedReads(t *testing.T) {
 			p := filepath.Join(root, "var/lib/kubelet/config.yaml")
 			os.Remove(p)
 			os.Symlink(outside, p)
-		}, "symbolic link"},
+		}, "no such file"},
 		"drop-in linked out of the root": {func(root string) {
 			os.Symlink(outside, filepath.Join(root, "etc/kubernetes/kubelet.conf.d/90-host.conf"))
 		}, "symbolic link"},
 		"config too large": {func(root string) {
-			os.Truncate(filepath.Join(root, "var/lib/kubelet/config.yaml"), maxConfigSize+1)
-		}, "larger than"},
+			os.Truncate(filepath.Join(root, "var/lib/kubelet/config.yaml"), 64<<20)
+		}, "reads at most"},
+		"drop-in linked inside the root": {func(root string) {
+			os.Symlink("/var/lib/kubelet/config.yaml", filepath.Join(root, "etc/kubernetes/kubelet.conf.d/90-again.conf"))
+		}, "symbolic link"},
 		"config a FIFO": {func(root string) {
 			p := filepath.Join(root, "var/lib/kubelet/config.yaml")
 			os.Remove(p)

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/kubelet/config/v1beta1"
@@ -130,7 +132,11 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 		return nil, fail(0, 0, "", "the file is empty (the kubelet refuses an empty config file)")
 	}
 	var root yamlv3.Node
-	if err := yamlv3.Unmarshal(data, &root); err != nil {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fail(0, 0, "", "the file holds no YAML document")
+		}
 		return nil, yamlError(opts.File, err)
 	}
 	if root.Kind != yamlv3.DocumentNode || len(root.Content) == 0 {
@@ -142,6 +148,17 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 	}
 	w := walker{doc: doc, v: v, children: childIndex(v), allowUnknown: opts.AllowUnknownFields}
 	w.mapping(top, "")
+	// The kubelet's YAML reader takes the first document and ignores the
+	// rest without a word.
+	var next yamlv3.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) && !emptyDocument(&next, err) {
+		line := next.Line
+		if err != nil {
+			line = 0
+		}
+		w.add(Problem{Line: line, Warning: true,
+			Message: "a second YAML document: the kubelet reads only the first and ignores the rest"})
+	}
 
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
@@ -159,18 +176,18 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 	}
 	cfg := &v1beta1.KubeletConfiguration{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, cfg); err != nil {
-		return nil, doc.typeError(err)
+		return nil, doc.typeError(err, js, v)
 	}
 	// Keep only what this kubelet version knows: it drops the rest.
 	var obj map[string]any
 	if err := json.Unmarshal(js, &obj); err != nil {
-		return nil, doc.typeError(err)
+		return nil, doc.typeError(err, js, v)
 	}
 	prune(obj, v)
 	pruned, _ := json.Marshal(obj)
 	cfg = &v1beta1.KubeletConfiguration{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(pruned, cfg); err != nil {
-		return nil, doc.typeError(err)
+		return nil, doc.typeError(err, pruned, v)
 	}
 	doc.Config = cfg
 	w.finish()
@@ -213,11 +230,15 @@ func lookup(m *yamlv3.Node, key string) *yamlv3.Node {
 	return found
 }
 
-func (d *Document) typeError(err error) error {
-	var te interface{ Error() string }
-	te = err
-	msg := te.Error()
+func (d *Document) typeError(err error, js []byte, v *schema.Version) error {
+	msg := err.Error()
 	field := ""
+	// A duration that does not parse: time.ParseDuration does not say whose.
+	if strings.HasPrefix(msg, "time: ") {
+		if f, val := badDuration(js, v); f != "" {
+			field, msg = f, fmt.Sprintf("%q is not a duration (%s); write it as e.g. 1m30s, with units h, m, s, ms, us, ns", val, strings.TrimPrefix(msg, "time: "))
+		}
+	}
 	// encoding/json style: "json: cannot unmarshal X into Go struct field T.a.b of type Y"
 	if i := strings.Index(msg, "Go struct field "); i >= 0 {
 		rest := msg[i+len("Go struct field "):]
@@ -270,4 +291,43 @@ func nodeKind(n *yamlv3.Node) string {
 func IsProblem(err error) bool {
 	var p Problem
 	return errors.As(err, &p)
+}
+
+// badDuration finds the first duration field of js whose value does not
+// parse, and that value.
+func badDuration(js []byte, v *schema.Version) (string, string) {
+	var obj map[string]any
+	if json.Unmarshal(js, &obj) != nil {
+		return "", ""
+	}
+	for _, f := range v.Fields() {
+		if f.Type != "duration" {
+			continue
+		}
+		var cur any = obj
+		for _, part := range strings.Split(f.Path, ".") {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				cur = nil
+				break
+			}
+			cur = m[part]
+		}
+		if s, ok := cur.(string); ok {
+			if _, err := time.ParseDuration(s); err != nil {
+				return f.Path, s
+			}
+		}
+	}
+	return "", ""
+}
+
+// emptyDocument reports whether n is a document with nothing in it, as a
+// trailing "---" makes.
+func emptyDocument(n *yamlv3.Node, err error) bool {
+	if err != nil || n.Kind != yamlv3.DocumentNode || len(n.Content) != 1 {
+		return false
+	}
+	c := n.Content[0]
+	return c.Kind == yamlv3.ScalarNode && c.ShortTag() == "!!null" && c.Value == ""
 }

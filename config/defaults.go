@@ -140,6 +140,19 @@ func dependentDefaults(out, in *v1beta1.KubeletConfiguration) {
 	}
 }
 
+// DefaultsOf is what kubelet v runs for a configuration that sets only what
+// the defaults of cfg depend on (its feature gates, and the fields
+// dependentDefaults reads), those fields left at their own defaults: a field
+// of a running cfg equal to its value here is one cfg's config need not set.
+func DefaultsOf(cfg *v1beta1.KubeletConfiguration, v *schema.Version) *v1beta1.KubeletConfiguration {
+	seed := &v1beta1.KubeletConfiguration{FeatureGates: cfg.FeatureGates,
+		NodeStatusUpdateFrequency: cfg.NodeStatusUpdateFrequency, MaxParallelImagePulls: cfg.MaxParallelImagePulls}
+	out := Default(seed, v)
+	bare := Default(&v1beta1.KubeletConfiguration{}, v)
+	out.FeatureGates, out.NodeStatusUpdateFrequency, out.MaxParallelImagePulls = bare.FeatureGates, bare.NodeStatusUpdateFrequency, bare.MaxParallelImagePulls
+	return out
+}
+
 // ResolvePaths returns cfg with the relative paths of the fields kubelet v
 // resolves made absolute against dir, the directory of the --config file.
 func ResolvePaths(cfg *v1beta1.KubeletConfiguration, v *schema.Version, dir string) *v1beta1.KubeletConfiguration {

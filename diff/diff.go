@@ -50,10 +50,16 @@ func Compute(old, new *v1beta1.KubeletConfiguration, v *schema.Version) ([]Chang
 	if err != nil {
 		return nil, err
 	}
+	return CompareMaps(a, b, v), nil
+}
+
+// CompareMaps is Compute for configurations already rendered by
+// config.ToMap, for callers that compare one configuration with many.
+func CompareMaps(old, new map[string]any, v *schema.Version) []Change {
 	var out []Change
-	walk(a, b, "", v, &out)
+	walk(old, new, "", v, &out)
 	sortChanges(out)
-	return out, nil
+	return out
 }
 
 func sortChanges(c []Change) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/flags"
@@ -92,55 +94,109 @@ func Preflight(o PreflightOptions) ([]Finding, error) {
 			out = append(out, Finding{Severity: "blocker", Subject: "kubelet " + o.To.Minor, Message: reason, Do: "fix what it names before upgrading"})
 		}
 	}
-	for _, name := range sortedKeys(before.Config.FeatureGates) {
-		if gone[name] {
-			continue
-		}
-		for _, e := range o.To.CheckGates(map[string]bool{name: before.Config.FeatureGates[name]}) {
-			out = append(out, Finding{Severity: "blocker", Subject: "featureGates." + name, Message: e, Do: "remove the gate setting (GA and removed gates cannot be set)"})
-		}
-	}
+	out = append(out, gateFindings(before.Config.FeatureGates, o.To, gone)...)
 	if before.ConfigDir != "" && o.From.DropinMerge() != o.To.DropinMerge() {
 		out = append(out, Finding{Severity: "note", Subject: "--config-dir",
 			Message: fmt.Sprintf("drop-ins are merged differently: %s in %s, %s in %s", o.From.DropinMerge(), o.From.Minor, o.To.DropinMerge(), o.To.Minor),
 			Do:      "check the changes below; nulls, maps and wrong-case keys behave differently"})
 	}
-	for _, w := range after.Warnings {
-		if strings.Contains(w, "not known to kubelet "+o.To.Minor) || strings.Contains(w, "was removed in kubelet") {
-			out = append(out, Finding{Severity: "note", Subject: "config", Message: w, Do: "remove the field; kubelet " + o.To.Minor + " ignores it"})
-		}
-	}
-	changes, err := computeAcross(before, after, o.From, o.To)
+	out = append(out, ignoredFindings(after.Warnings, o.To)...)
+	changes, err := changeFindings(before.Config, after.Config, o.From, o.To)
 	if err != nil {
 		return nil, err
 	}
+	return append(out, changes...), nil
+}
+
+// PreflightRunning is the configuration-only part of Preflight, for a
+// kubelet seen from outside (its /configz): running is what kubelet From
+// runs, set the KubeletConfiguration document of what its configuration
+// sets. Kubelet To reads set with its own fields, gates and defaults.
+func PreflightRunning(running *v1beta1.KubeletConfiguration, set []byte, from, to *schema.Version) ([]Finding, error) {
+	doc, err := config.Decode(set, config.DecodeOptions{Version: to, AllowUnknownFields: true, AnyTypeMeta: true})
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	for _, p := range doc.Warnings() {
+		warnings = append(warnings, p.Error())
+	}
+	out := gateFindings(running.FeatureGates, to, nil)
+	out = append(out, ignoredFindings(warnings, to)...)
+	changes, err := changeFindings(running, config.Default(doc.Config, to), from, to)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, changes...), nil
+}
+
+// gateFindings are the gate settings kubelet to refuses, but those in
+// reported.
+func gateFindings(gates map[string]bool, to *schema.Version, reported map[string]bool) []Finding {
+	var out []Finding
+	for _, name := range sortedKeys(gates) {
+		if reported[name] {
+			continue
+		}
+		if g, gone := to.RemovedGate(name); gone {
+			out = append(out, Finding{Severity: "blocker", Subject: "featureGates." + name, Message: g.Dropping(to, gates[name]),
+				Do: fmt.Sprintf("remove the setting (kubeletcfg migrate --kubelet-version %s leaves it out)", to.Minor)})
+			continue
+		}
+		for _, e := range to.CheckGates(map[string]bool{name: gates[name]}) {
+			out = append(out, Finding{Severity: "blocker", Subject: "featureGates." + name, Message: e, Do: "remove the gate setting (GA and removed gates cannot be set)"})
+		}
+	}
+	return out
+}
+
+// ignoredFindings are the fields kubelet to ignores, from the warnings of
+// reading the configuration with it.
+func ignoredFindings(warnings []string, to *schema.Version) []Finding {
+	var out []Finding
+	for _, w := range warnings {
+		if strings.Contains(w, "not known to kubelet "+to.Minor) || strings.Contains(w, "was removed in kubelet") {
+			out = append(out, Finding{Severity: "note", Subject: "config", Message: w, Do: "remove the field; kubelet " + to.Minor + " ignores it"})
+		}
+	}
+	return out
+}
+
+// changeFindings are the values that differ between the configuration
+// kubelet from runs and the one kubelet to would run.
+func changeFindings(before, after *v1beta1.KubeletConfiguration, from, to *schema.Version) ([]Finding, error) {
+	changes, err := Across(before, from, after, to)
+	if err != nil {
+		return nil, err
+	}
+	var out []Finding
 	for _, c := range changes {
-		_, inFrom := o.From.Field(c.Path)
-		_, inTo := o.To.Field(c.Path)
+		_, inFrom := from.Field(c.Path)
+		_, inTo := to.Field(c.Path)
 		switch {
 		case !inFrom:
 			out = append(out, Finding{Severity: "note", Subject: c.Path,
-				Message: fmt.Sprintf("new in kubelet %s, where it is %s", o.To.Minor, Value(c.New))})
+				Message: fmt.Sprintf("new in kubelet %s, where it is %s", to.Minor, Value(c.New))})
 		case !inTo:
 			out = append(out, Finding{Severity: "note", Subject: c.Path,
-				Message: fmt.Sprintf("kubelet %s has no such field any more (it is %s today)", o.To.Minor, Value(c.Old))})
+				Message: fmt.Sprintf("kubelet %s has no such field any more (it is %s today)", to.Minor, Value(c.Old))})
 		default:
 			out = append(out, Finding{Severity: "change", Subject: c.Path,
-				Message: fmt.Sprintf("%s -> %s under kubelet %s", Value(c.Old), Value(c.New), o.To.Minor),
+				Message: fmt.Sprintf("%s -> %s under kubelet %s", Value(c.Old), Value(c.New), to.Minor),
 				Do:      fmt.Sprintf("set %s explicitly to keep today's value", c.Path)})
 		}
 	}
 	return out, nil
 }
 
-// computeAcross compares a configuration of kubelet a with one of kubelet b,
-// each with the fields its own version has.
-func computeAcross(before, after *dropins.Result, a, b *schema.Version) ([]Change, error) {
-	am, err := config.ToMap(before.Config, a)
+// Across compares a configuration of kubelet a with one of kubelet b, each
+// with the fields its own version has.
+func Across(old *v1beta1.KubeletConfiguration, a *schema.Version, new *v1beta1.KubeletConfiguration, b *schema.Version) ([]Change, error) {
+	am, err := config.ToMap(old, a)
 	if err != nil {
 		return nil, err
 	}
-	bm, err := config.ToMap(after.Config, b)
+	bm, err := config.ToMap(new, b)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -72,5 +75,41 @@ func TestPreflightRemovedGates(t *testing.T) {
 	}
 	if len(fs) == 0 || fs[0].Severity != "blocker" || !strings.Contains(fs[0].Message, "GracefulNodeShutdownBasedOnPodPriority is enabled, but depends on features that are disabled: [GracefulNodeShutdown]") {
 		t.Errorf("gate dependency on 1.37: %+v", fs)
+	}
+}
+
+// TestPreflightRunning reads what a 1.33 kubelet runs (a gate 1.37 no longer
+// has turned on, maxPods set) as kubelet 1.37 would.
+func TestPreflightRunning(t *testing.T) {
+	from, _ := schema.Resolve("1.33")
+	to, _ := schema.Resolve("1.37")
+	gone := ""
+	for _, g := range from.Gates() {
+		if _, removed := to.RemovedGate(g.Name); removed && !g.Locked {
+			gone = g.Name
+			break
+		}
+	}
+	if gone == "" {
+		t.Fatal("no gate of 1.33 that 1.37 removed")
+	}
+	running := config.Default(&v1beta1.KubeletConfiguration{MaxPods: 50, FeatureGates: map[string]bool{gone: true}}, from)
+	set := []byte(`{"maxPods":50,"featureGates":{"` + gone + `":true}}`)
+	findings, err := PreflightRunning(running, set, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySubject := map[string]Finding{}
+	for _, f := range findings {
+		bySubject[f.Subject] = f
+	}
+	if f := bySubject["featureGates."+gone]; f.Severity != "blocker" || !strings.Contains(f.Message, "kubelet 1.37 has no feature gate "+gone) {
+		t.Errorf("gate %s, gone in 1.37: %+v", gone, f)
+	}
+	if f := bySubject["failCgroupV1"]; f.Severity != "change" || !strings.HasPrefix(f.Message, "false -> true") {
+		t.Errorf("failCgroupV1's default turns true in 1.35: %+v", f)
+	}
+	if _, ok := bySubject["maxPods"]; ok {
+		t.Errorf("maxPods is set, the upgrade keeps it: %+v", bySubject["maxPods"])
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Options describe a kubelet's setup.
@@ -99,6 +100,9 @@ type Result struct {
 	ConfigDir  string
 	Dropins    []string
 	Warnings   []string
+	// Dropped are the drop-ins' fields the kubelet drops, structured; each is
+	// also in Warnings.
+	Dropped []warning.Warning
 	// DroppedGates are the gate settings Options.DropGate left out.
 	DroppedGates []DroppedGate
 
@@ -118,7 +122,7 @@ func Effective(opts Options) (*Result, error) {
 		if errors.As(err, &pathErr) {
 			return nil, err
 		}
-		return nil, &Refused{Version: opts.Version.Minor, Reasons: []string{err.Error()}}
+		return nil, &Refused{Version: opts.Version.Minor, Reasons: []string{err.Error()}, Err: err}
 	}
 	return res, nil
 }
@@ -143,6 +147,9 @@ func layer(opts Options) (*Result, error) {
 	dropGates(opts, res, flagGates, "--feature-gates")
 	if err := gateError(v, flagGates.FeatureGates, "failed to set feature gates from initial flags-based config"); err != nil {
 		return nil, err
+	}
+	if err := checkNodeLabels(cl); err != nil {
+		return nil, fmt.Errorf("failed to validate kubelet flags: %w", err)
 	}
 
 	var cfg *v1beta1.KubeletConfiguration
@@ -384,6 +391,7 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Versi
 	if err != nil {
 		return nil, err
 	}
+	res.Warnings = append(res.Warnings, unread(dir)...)
 	var ds []*Dropin
 	for _, f := range files {
 		d, err := read(f, v)
@@ -456,7 +464,9 @@ func warnDropin(res *Result, d *Dropin, v *schema.Version) {
 			res.Warnings = append(res.Warnings, lenient.Error())
 			continue
 		}
-		res.Warnings = append(res.Warnings, p.Error()+" (the kubelet drops it)")
+		w := warning.Warning{Code: warning.Dropped, File: p.File, Line: p.Line, Column: p.Column, Field: p.Field, Message: p.Message + " (the kubelet drops it)"}
+		res.Dropped = append(res.Dropped, w)
+		res.Warnings = append(res.Warnings, w.String())
 	}
 	for _, pf := range v.PathFields() {
 		if pos, ok := d.Doc.Keys[pf]; ok {

@@ -136,7 +136,10 @@ func dropinKey(ds []*Dropin, path, key string, val any, v *schema.Version) (Orig
 			continue
 		}
 		raw, ok := m[key]
-		if !ok || !sameJSON(raw, val) {
+		// 1.28 decodes a drop-in as a whole config file: null is the
+		// value type's zero value.
+		nullAsZero := raw == nil && v.DropinMerge() == schema.LoadAndCopy && isZeroValue(val)
+		if !ok || (!sameJSON(raw, val) && !nullAsZero) {
 			continue
 		}
 		for k, pos := range d.Doc.Keys {

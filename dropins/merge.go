@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -51,6 +52,23 @@ func List(dir string) ([]string, error) {
 		return nil, fmt.Errorf("failed to walk through kubelet dropin directory %q: %w", dir, err)
 	}
 	return files, nil
+}
+
+// unread says what the kubelet's walk of a --config-dir passes over without
+// a word: the directory itself when it is a symbolic link named without a
+// trailing slash, and files not named *.conf (10.yaml, 30.CONF).
+func unread(dir string) []string {
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !strings.HasSuffix(dir, "/") {
+		return []string{fmt.Sprintf("%s: --config-dir is a symbolic link: the kubelet reads no drop-in through it unless it ends in a slash", dir)}
+	}
+	var out []string
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(d.Name()) != ".conf" {
+			out = append(out, fmt.Sprintf("%s: not named *.conf: the kubelet does not read it as a drop-in", path))
+		}
+		return nil
+	})
+	return out
 }
 
 // read loads a drop-in as the kubelet does before merging it.

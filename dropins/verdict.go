@@ -12,9 +12,11 @@ import (
 type Refused struct {
 	Version string
 	Reasons []string
+	Err     error // the error the refusal was made of, if one
 }
 
 func (r *Refused) Error() string { return strings.Join(r.Reasons, "; ") }
+func (r *Refused) Unwrap() error { return r.Err }
 
 // Verdict is what the kubelet makes of the effective configuration once it
 // has layered it on a cgroup v2 host: nil when it starts, else its refusal.

@@ -65,6 +65,20 @@ func timeoutOr(t time.Duration) time.Duration {
 	return t
 }
 
+// StatusError is an answer other than 200 OK: from the kubelet, or from the
+// API server's node proxy (403 forbidden, 404 no such node, 503 the kubelet
+// could not be reached, with the proxy's reason in Body).
+type StatusError struct {
+	URL    string
+	Code   int
+	Status string
+	Body   string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("GET %s: %s: %s", e.URL, e.Status, e.Body)
+}
+
 // getConfigz GETs a /configz answer and returns the configuration in it.
 func getConfigz(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -81,7 +95,7 @@ func getConfigz(ctx context.Context, client *http.Client, url string) ([]byte, e
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, bytes.TrimSpace(body))
+		return nil, &StatusError{URL: url, Code: resp.StatusCode, Status: resp.Status, Body: string(bytes.TrimSpace(body))}
 	}
 	var wrapped struct {
 		KubeletConfig json.RawMessage `json:"kubeletconfig"`

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -22,53 +23,98 @@ type ViaAPIServer struct {
 	Timeout    time.Duration
 }
 
-// url is the node proxy's /configz for the API server the kubeconfig names,
-// with the client configuration to reach it.
-func (v ViaAPIServer) url() (string, *rest.Config, error) {
-	if v.Node == "" {
-		// The kubelet's default node name.
-		host, err := os.Hostname()
-		if err != nil {
-			return "", nil, fmt.Errorf("no node name given (--node) and no hostname: %w", err)
-		}
-		v.Node = strings.ToLower(host)
-	}
+// RESTConfig loads a kubeconfig as kubectl does (client-go's loading rules:
+// $KUBECONFIG, ~/.kube/config, exec plugins, tokens, certificates).
+func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = v.Kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: v.Context}).ClientConfig()
+	rules.ExplicitPath = kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
 	if err != nil {
-		where := v.Kubeconfig
+		where := kubeconfig
 		if where == "" {
 			where = "kubeconfig"
 		}
-		return "", nil, fmt.Errorf("%s: %w", where, err)
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	return cfg, nil
+}
+
+// RESTConfig is the client configuration of v's kubeconfig, and the node's
+// name (the kubelet's default, the host name, when none is given).
+func (v ViaAPIServer) RESTConfig() (*rest.Config, string, error) {
+	name, err := v.nodeName()
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := RESTConfig(v.Kubeconfig, v.Context)
+	return cfg, name, err
+}
+
+// nodeName is v.Node, or the kubelet's default node name: the host name.
+func (v ViaAPIServer) nodeName() (string, error) {
+	if v.Node != "" {
+		return v.Node, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("no node name given (--node) and no hostname: %w", err)
+	}
+	return strings.ToLower(host), nil
+}
+
+// Proxy reads kubelets' /configz through one API server's node proxy, all
+// requests sharing one client (one connection pool, one TLS session).
+type Proxy struct {
+	client *http.Client
+	base   *url.URL
+}
+
+// NewProxy makes a Proxy for the API server cfg names. The client has no
+// overall timeout: each Configz call is bounded by its context.
+func NewProxy(cfg *rest.Config) (*Proxy, error) {
 	host := cfg.Host
 	if !strings.Contains(host, "://") {
 		host = "https://" + host
 	}
 	base, err := url.Parse(host)
 	if err != nil {
-		return "", nil, fmt.Errorf("server %q: %w", cfg.Host, err)
+		return nil, fmt.Errorf("server %q: %w", cfg.Host, err)
 	}
-	prefix, rawPrefix := strings.TrimSuffix(base.Path, "/"), strings.TrimSuffix(base.EscapedPath(), "/")
-	base.Path = prefix + "/api/v1/nodes/" + v.Node + "/proxy/configz"
-	base.RawPath = rawPrefix + "/api/v1/nodes/" + url.PathEscape(v.Node) + "/proxy/configz"
-	return base.String(), cfg, nil
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig credentials: %w", err)
+	}
+	return &Proxy{client: client, base: base}, nil
+}
+
+// URL is the node proxy's /configz of a node.
+func (p *Proxy) URL(node string) string {
+	u := *p.base
+	prefix, rawPrefix := strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.EscapedPath(), "/")
+	u.Path = prefix + "/api/v1/nodes/" + node + "/proxy/configz"
+	u.RawPath = rawPrefix + "/api/v1/nodes/" + url.PathEscape(node) + "/proxy/configz"
+	return u.String()
+}
+
+// Configz fetches a node's /configz through the API server, and says the URL
+// it read.
+func (p *Proxy) Configz(ctx context.Context, node string) ([]byte, string, error) {
+	u := p.URL(node)
+	raw, err := getConfigz(ctx, p.client, u)
+	return raw, u, err
 }
 
 // ConfigzViaAPIServer fetches a kubelet's /configz through the API server,
 // and says the URL it read.
 func ConfigzViaAPIServer(ctx context.Context, v ViaAPIServer) ([]byte, string, error) {
-	u, cfg, err := v.url()
+	cfg, name, err := v.RESTConfig()
 	if err != nil {
 		return nil, "", err
 	}
 	cfg.Timeout = timeoutOr(v.Timeout)
-	client, err := rest.HTTPClientFor(cfg)
+	p, err := NewProxy(cfg)
 	if err != nil {
-		return nil, u, fmt.Errorf("kubeconfig credentials: %w", err)
+		return nil, "", err
 	}
-	raw, err := getConfigz(ctx, client, u)
-	return raw, u, err
+	return p.Configz(ctx, name)
 }

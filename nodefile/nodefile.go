@@ -33,10 +33,9 @@ var (
 	PEM        = Kind{"certificate file", 1 << 20}
 )
 
-// LimitError is a file larger than kubeletcfg reads of its kind. It is
-// kubeletcfg's refusal, not the kubelet's.
+// LimitError is a file larger than kubeletcfg reads of its kind (in an
+// *fs.PathError naming the file). It is kubeletcfg's refusal, not the kubelet's.
 type LimitError struct {
-	Path string
 	Kind Kind
 	Size int64 // the file's size, 0 when it is not known (it grew)
 }
@@ -46,13 +45,13 @@ func (e *LimitError) Error() string {
 	if e.Size > 0 {
 		is = size(e.Size)
 	}
-	return fmt.Sprintf("%s: the file is %s; kubeletcfg reads at most %s of a %s (kubeletcfg's limit, not the kubelet's)",
-		e.Path, is, size(e.Kind.Limit), e.Kind.What)
+	return fmt.Sprintf("the file is %s; kubeletcfg reads at most %s of a %s (kubeletcfg's limit, not the kubelet's)",
+		is, size(e.Kind.Limit), e.Kind.What)
 }
 
-// NotRegularError is a path that names something other than a regular file.
+// NotRegularError is a path that names something other than a regular file
+// (in an *fs.PathError naming it).
 type NotRegularError struct {
-	Path string
 	Mode fs.FileMode
 }
 
@@ -70,12 +69,17 @@ func (e *NotRegularError) Error() string {
 	case t&fs.ModeDir != 0:
 		what = "a directory, not a file"
 	}
-	return fmt.Sprintf("%s: %s; kubeletcfg reads only regular files", e.Path, what)
+	return what + "; kubeletcfg reads only regular files"
 }
 
 // Is lets errors.Is(err, syscall.EISDIR) hold for a directory.
 func (e *NotRegularError) Is(target error) bool {
 	return target == syscall.EISDIR && e.Mode.IsDir()
+}
+
+// refused is how a file kubeletcfg will not read is reported.
+func refused(path string, err error) error {
+	return &fs.PathError{Op: "read", Path: path, Err: err}
 }
 
 // size says a byte count the way people read it.
@@ -124,7 +128,7 @@ func open(path string, k Kind, stat func(string) (fs.FileInfo, error), openFile 
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+		return nil, refused(path, &NotRegularError{Mode: fi.Mode()})
 	}
 	f, err := openFile(os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY)
 	if err != nil {
@@ -133,7 +137,7 @@ func open(path string, k Kind, stat func(string) (fs.FileInfo, error), openFile 
 	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
 		if err == nil {
-			err = &NotRegularError{Path: path, Mode: fi.Mode()}
+			err = refused(path, &NotRegularError{Mode: fi.Mode()})
 		}
 		return nil, err
 	}
@@ -154,11 +158,11 @@ func (l *limited) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n += int64(n)
 	if l.n > l.kind.Limit {
-		e := &LimitError{Path: l.path, Kind: l.kind}
+		e := &LimitError{Kind: l.kind}
 		if l.size > l.kind.Limit {
 			e.Size = l.size
 		}
-		return 0, e
+		return 0, refused(l.path, e)
 	}
 	return n, err
 }

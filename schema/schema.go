@@ -420,18 +420,7 @@ var (
 // Legacy looks up a flag that went away before the oldest supported version.
 func Legacy(name string) (LegacyFlag, bool) {
 	legacyOnce.Do(func() {
-		raw, err := files.ReadFile("data/legacy-flags.json")
-		if err != nil {
-			panic(err)
-		}
-		var list []LegacyFlag
-		if err := json.Unmarshal(raw, &list); err != nil {
-			panic(err)
-		}
-		legacy = map[string]LegacyFlag{}
-		for _, f := range list {
-			legacy[f.Name] = f
-		}
+		legacy = byName("data/legacy-flags.json", func(f LegacyFlag) string { return f.Name })
 	})
 	name = strings.ReplaceAll(name, "_", "-")
 	for _, v := range all() {
@@ -493,21 +482,28 @@ func (v *Version) RemovedGate(name string) (GoneGate, bool) {
 		}
 	}
 	legacyGatesOnce.Do(func() {
-		raw, err := files.ReadFile("data/legacy-gates.json")
-		if err != nil {
-			panic(err)
-		}
-		var list []GoneGate
-		if err := json.Unmarshal(raw, &list); err != nil {
-			panic(err)
-		}
-		legacyGates = map[string]GoneGate{}
-		for _, g := range list {
-			legacyGates[g.Name] = g
-		}
+		legacyGates = byName("data/legacy-gates.json", func(g GoneGate) string { return g.Name })
 	})
 	g, ok := legacyGates[name]
 	return g, ok
+}
+
+// byName reads an embedded JSON list into a map keyed by name. The data is
+// embedded at build time; failing to read it is a build defect.
+func byName[T any](file string, name func(T) string) map[string]T {
+	raw, err := files.ReadFile(file)
+	if err != nil {
+		panic(err)
+	}
+	var list []T
+	if err := json.Unmarshal(raw, &list); err != nil {
+		panic(err)
+	}
+	out := make(map[string]T, len(list))
+	for _, x := range list {
+		out[name(x)] = x
+	}
+	return out
 }
 
 type docs struct {

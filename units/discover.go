@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Setup is how systemd starts the kubelet.
@@ -297,7 +298,7 @@ func (n *nodeFS) environment(cfg *serviceConfig, s *Setup) (map[string]envVar, e
 	}
 	unsetEnv(env, cfg.Unset)
 	if len(cfg.PassEnv) > 0 {
-		s.Warnings = append(s.Warnings, warnAt(s.Unit, 0,
+		s.Warnings = append(s.Warnings, noteAt(warning.Unknowable, s.Unit, 0,
 			"PassEnvironment= passes %s from the service manager's environment, which is not known here",
 			strings.Join(cfg.PassEnv, " ")))
 	}
@@ -352,7 +353,7 @@ func (n *nodeFS) readEnvFile(f string) ([]EnvLine, error) {
 func (n *nodeFS) envFileFailed(ref envFileRef, err error, s *Setup) error {
 	if ref.Optional {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.Warnings = append(s.Warnings, warnAt(ref.File, ref.Line, "EnvironmentFile=-%s skipped: %v", ref.Pattern, err))
+			s.Warnings = append(s.Warnings, noteAt(warning.NotFound, ref.File, ref.Line, "EnvironmentFile=-%s skipped: %v", ref.Pattern, err))
 		}
 		return nil
 	}
@@ -383,7 +384,7 @@ func (n *nodeFS) fillCommand(s *Setup, cfg *serviceConfig, cmd command, env map[
 func (n *nodeFS) findExecutable(cmd command, searchPath []string, s *Setup) string {
 	if strings.HasPrefix(cmd.Path, "/") {
 		if _, fi, err := n.Stat(cmd.Path); err != nil || fi.IsDir() {
-			s.Warnings = append(s.Warnings, warnAt(cmd.File, cmd.Line, "executable %s not found on the node", cmd.Path))
+			s.Warnings = append(s.Warnings, noteAt(warning.NotFound, cmd.File, cmd.Line, "executable %s not found on the node", cmd.Path))
 		}
 		return cmd.Path
 	}
@@ -396,6 +397,6 @@ func (n *nodeFS) findExecutable(cmd command, searchPath []string, s *Setup) stri
 			return p
 		}
 	}
-	s.Warnings = append(s.Warnings, warnAt(cmd.File, cmd.Line, "executable %s not found in %s on the node", cmd.Path, strings.Join(searchPath, ":")))
+	s.Warnings = append(s.Warnings, noteAt(warning.NotFound, cmd.File, cmd.Line, "executable %s not found in %s on the node", cmd.Path, strings.Join(searchPath, ":")))
 	return cmd.Path
 }

@@ -51,3 +51,8 @@ func errorAt(file string, line int, format string, args ...any) *Error {
 func warnAt(file string, line int, format string, args ...any) Warning {
 	return warning.At(warning.SystemdIgnored, file, line, format, args...)
 }
+
+// noteAt builds a warning of another code than systemd-ignored.
+func noteAt(code, file string, line int, format string, args ...any) Warning {
+	return warning.At(code, file, line, format, args...)
+}

@@ -74,18 +74,18 @@ const userNsUnitLength = 65536
 func checkLinux(c *checker) {
 	cfg := c.cfg
 	if boolean(cfg.FailCgroupV1) && c.host.CgroupV1 {
-		if c.v.AtLeast("1.35") {
+		if has(c.v, cgroupV1Unsupported) {
 			c.add("failCgroupV1", "kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is unsupported and will be removed in a future release")
 		} else {
 			c.add("failCgroupV1", "kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is in maintenance mode")
 		}
 		return
 	}
-	if c.v.AtLeast("1.32") && c.host.CgroupV1 && cfg.SingleProcessOOMKill != nil && !*cfg.SingleProcessOOMKill {
+	if has(c.v, singleProcessOOMKillOnV1) && c.host.CgroupV1 && cfg.SingleProcessOOMKill != nil && !*cfg.SingleProcessOOMKill {
 		c.invalid("singleProcessOOMKill", "singleProcessOOMKill must not be explicitly set to false when using cgroup v1")
 		return
 	}
-	if c.v.AtLeast("1.33") && cfg.UserNamespaces != nil && cfg.UserNamespaces.IDsPerPod != nil {
+	if has(c.v, userNamespacesIDsPerPod) && cfg.UserNamespaces != nil && cfg.UserNamespaces.IDsPerPod != nil {
 		ids := *cfg.UserNamespaces.IDsPerPod
 		const fieldPath = "userNamespaces.idsPerPod"
 		switch {
@@ -112,7 +112,7 @@ func checkShowHiddenMetrics(c *checker) {
 	if target == valid {
 		return
 	}
-	if c.v.AtLeast("1.36") {
+	if has(c.v, hiddenMetricsOnlyPrevious) {
 		c.add("showHiddenMetricsForVersion", "invalid showHiddenMetricsForVersion: showHiddenMetricsForVersion: Invalid value: %q: must be omitted or have the value '%v'; only the previous minor version is allowed", target, valid)
 		return
 	}

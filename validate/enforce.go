@@ -17,8 +17,8 @@ const (
 // 1.32 adds the *-compressible keys.
 func checkEnforceNodeAllocatable(c *checker) {
 	keys := c.cfg.EnforceNodeAllocatable
-	perKeyChecks := c.v.AtLeast("1.31")
-	compressible := c.v.AtLeast("1.32")
+	perKeyChecks := has(c.v, enforcePerKeyChecks)
+	compressible := has(c.v, enforceCompressibleKeys)
 
 	if compressible {
 		has := map[string]bool{}

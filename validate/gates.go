@@ -41,7 +41,7 @@ func (g *gates) enabled(name string) bool { return g.v.GateEnabled(name, g.set) 
 // dependencyErrors is the check featuregate makes from 1.35 on, in SetFromMap
 // and Validate: every enabled gate must have its dependencies enabled.
 func (g *gates) dependencyErrors() []Error {
-	if !g.v.AtLeast("1.35") {
+	if !has(g.v, gatesNeedDependencies) {
 		return nil
 	}
 	var errs []Error

@@ -85,7 +85,7 @@ func allowlistPatternError(c *checker, pattern string) error {
 // kubelet normalizes the name on the way ("nginx" becomes
 // "docker.io/library/nginx"); from 1.36 on it keeps it as written.
 func imageNameOf(c *checker, image string) (string, error) {
-	if c.v.AtLeast("1.36") {
+	if has(c.v, imageNameAsWritten) {
 		ref, err := parseImageRef(image)
 		if err != nil {
 			return "", err

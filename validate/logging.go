@@ -20,7 +20,7 @@ func checkLogging(c *checker) {
 	path := field.NewPath("logging")
 	var errs field.ErrorList
 
-	if c.v.AtLeast("1.35") && cfg.FlushFrequency.Duration.Duration <= 0 {
+	if has(c.v, flushFrequencyPositive) && cfg.FlushFrequency.Duration.Duration <= 0 {
 		errs = append(errs, field.Invalid(path.Child("flushFrequency"), cfg.FlushFrequency, "Must be greater than zero"))
 	}
 	switch cfg.Format {
@@ -62,7 +62,7 @@ func checkLogging(c *checker) {
 			errs = append(errs, field.Forbidden(json.Child("infoBufferSize"), disabled))
 		}
 	}
-	if text := options.Child("text"); c.v.AtLeast("1.30") && !alphaOptions {
+	if text := options.Child("text"); has(c.v, textSplitStreamGated) && !alphaOptions {
 		if cfg.Options.Text.SplitStream {
 			errs = append(errs, field.Forbidden(text.Child("splitStream"), disabled))
 		}
@@ -78,7 +78,7 @@ func checkLogging(c *checker) {
 // apimachinery field error formatting of each release.
 func (c *checker) verbosityError(p *field.Path, v uint32) *field.Error {
 	detail := fmt.Sprintf("Must be <= %d", maxInt32)
-	if c.v.AtLeast("1.34") {
+	if has(c.v, fieldErrorPlainInt) {
 		return field.Invalid(p, int64(v), detail)
 	}
 	return field.Invalid(p, goLiteral(fmt.Sprintf("%#v", v)), detail)

@@ -236,7 +236,7 @@ func TestStartup(t *testing.T) {
 		"failed to parse container log max size \"1Ei0\": unable to parse quantity's suffix",
 		"grace period must be specified for the soft eviction threshold memory.available",
 		"invalid eviction grace period specified: -1m, must be a positive value",
-		"invalid sync frequency -1",
+		"invalid sync frequency -1 (-1ns: it must be positive)",
 		"negative eviction minimum reclaim specified for nodefs.available",
 		"strconv.ParseFloat: parsing \"x\": invalid syntax",
 		"time: invalid duration \"soon\"",

@@ -54,7 +54,7 @@ func (s *startup) tls() {
 	default:
 		s.add("tlsMinVersion", "unknown tls version %q", s.cfg.TLSMinVersion)
 	}
-	if !s.v.AtLeast("1.36") {
+	if !has(s.v, tlsCurvePreferences) {
 		return
 	}
 	seen := map[int32]bool{}
@@ -135,7 +135,7 @@ func evictionSignals(v *schema.Version) map[string]bool {
 		"imagefs.available": true, "imagefs.inodesFree": true,
 		"pid.available": true,
 	}
-	if v.AtLeast("1.29") {
+	if has(v, containerfsSignals) {
 		signals["containerfs.available"] = true
 		signals["containerfs.inodesFree"] = true
 	}
@@ -304,14 +304,14 @@ func (s *startup) topologyManagerPolicyOptions() {
 // manager it creates.
 func (s *startup) kubeletSettings() {
 	if d := s.cfg.SyncFrequency.Duration; d <= 0 {
-		s.add("syncFrequency", "invalid sync frequency %d", d)
+		s.add("syncFrequency", "invalid sync frequency %d (%v: it must be positive)", d, d)
 	}
 	switch s.cfg.ConfigMapAndSecretChangeDetectionStrategy {
 	case v1beta1.WatchChangeDetectionStrategy, v1beta1.TTLCacheChangeDetectionStrategy, v1beta1.GetChangeDetectionStrategy:
 	default:
 		s.add("configMapAndSecretChangeDetectionStrategy", "unknown configmap and secret manager mode: %v", s.cfg.ConfigMapAndSecretChangeDetectionStrategy)
 	}
-	if files := i32(s.cfg.ContainerLogMaxFiles); files <= 1 && !s.v.AtLeast("1.33") {
+	if files := i32(s.cfg.ContainerLogMaxFiles); files <= 1 && !has(s.v, containerLogMaxFilesOne) {
 		s.add("containerLogMaxFiles", "invalid MaxFiles %d, must be > 1", files)
 	}
 	if size := s.cfg.ContainerLogMaxSize; size != "" {

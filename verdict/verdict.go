@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
 
@@ -169,8 +168,12 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 		}
 		return nil, err
 	}
+	perFile := map[string]bool{} // reported per file above
+	for _, w := range merged.Dropped {
+		perFile[w.String()] = true
+	}
 	for _, w := range merged.Warnings {
-		if !strings.HasSuffix(w, "(the kubelet drops it)") { // reported per file above
+		if !perFile[w] {
 			res.Warnings = append(res.Warnings, Finding{Message: w})
 		}
 	}
@@ -213,9 +216,16 @@ func fromError(err error, file string) Finding {
 // Summary is a one-line verdict.
 func (r *Result) Summary() string {
 	if r.Valid {
-		return fmt.Sprintf("valid for kubelet %s (%d warnings)", r.KubeletVersion, len(r.Warnings))
+		return fmt.Sprintf("valid for kubelet %s (%s)", r.KubeletVersion, count(len(r.Warnings), "warning"))
 	}
-	return fmt.Sprintf("invalid for kubelet %s: %d errors, %d warnings", r.KubeletVersion, len(r.Errors), len(r.Warnings))
+	return fmt.Sprintf("invalid for kubelet %s: %s, %s", r.KubeletVersion, count(len(r.Errors), "error"), count(len(r.Warnings), "warning"))
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -17,29 +17,35 @@ type Warning struct {
 	Message string `json:"message"`
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
 	Field   string `json:"field,omitempty"`
 }
 
 // Codes of warnings. A code says what happened, not where.
 const (
-	SystemdIgnored  = "systemd-ignored"   // a unit or environment file line systemd ignores
-	VariableUnused  = "variable-unused"   // an environment file whose variables reach no kubelet flag
-	DocumentIgnored = "document-ignored"  // a YAML document after the first, which the kubelet never reads
-	DropinSkipped   = "dropin-skipped"    // a file in --config-dir that is not a *.conf drop-in
-	Dropped         = "dropped"           // a value the kubelet drops (unknown or removed field, ...)
-	MergeKey        = "merge-key"         // a YAML merge key that overrides a key
-	NoEffect        = "no-effect"         // a setting something else overrides
-	Deprecated      = "deprecated"        // a deprecated flag or field
-	Other           = "other"             // anything else
+	SystemdIgnored  = "systemd-ignored"  // a unit or environment file line systemd ignores
+	VariableUnused  = "variable-unused"  // an environment file whose variables reach no kubelet flag
+	DocumentIgnored = "document-ignored" // a YAML document after the first, which the kubelet never reads
+	DropinSkipped   = "dropin-skipped"   // a file in --config-dir that is not a *.conf drop-in
+	Dropped         = "dropped"          // a value the kubelet drops (unknown or removed field, ...)
+	MergeKey        = "merge-key"        // a YAML merge key that overrides a key
+	NoEffect        = "no-effect"        // a setting something else overrides
+	Deprecated      = "deprecated"       // a deprecated flag or field
+	Unknowable      = "unknowable"       // what only the running node can tell
+	NotFound        = "not-found"        // a file the setup names that is not there
+	Other           = "other"            // anything else
 )
 
-// String renders file:line: field: message.
+// String renders file:line:column: field: message.
 func (w Warning) String() string {
 	var b strings.Builder
 	if w.File != "" {
 		b.WriteString(w.File)
 		if w.Line > 0 {
 			fmt.Fprintf(&b, ":%d", w.Line)
+			if w.Column > 0 {
+				fmt.Fprintf(&b, ":%d", w.Column)
+			}
 		}
 		b.WriteString(": ")
 	}
@@ -56,7 +62,7 @@ func At(code, file string, line int, format string, args ...any) Warning {
 }
 
 // MaxPrinted is how many warnings Print writes before it sums up the rest.
-const MaxPrinted = 100
+const MaxPrinted = 200
 
 // Print writes one "warning: ..." line per warning, the first MaxPrinted of
 // them, then how many more there are.
@@ -72,7 +78,7 @@ func Print(out io.Writer, ws []Warning) {
 
 // maxLine bounds one printed line: a hostile file can hold a megabyte-long
 // argument, and echoing it whole helps nobody.
-const maxLine = 400
+const maxLine = 2000
 
 // Truncate shortens s to about n bytes, saying how much was left out.
 func Truncate(s string, n int) string {

@@ -33,6 +33,8 @@ type applyFlags struct {
 	file    string
 	dryRun  bool
 	drained bool
+	// allowInsecure lets a change through that breaks a passing CIS check.
+	allowInsecure bool
 	restartFlags
 	stateDir    string
 	dropins     []string
@@ -69,13 +71,15 @@ kubelet API's /healthz on its port (10250, with the sync loop) when
 --client-cert, --kubelet-ca or --insecure give a way in, else the healthz port
 (10248, which answers as soon as the HTTP server runs); with healthzPort 0 only
 the process is watched. The kubelet must be healthy within --health-timeout,
-then stay so for --stable-for more. The default of --stable-for, 10s: the
-kubelet's own start-up failures here (a cgroup driver or cgroup version it
-cannot use, kubeReserved beyond the machine, a port in use, a stale CPU manager
-state) end the process 0.35-0.5 s after start, up to ~0.1 s after healthz first
-answered; 10s covers them many times over, and a kubelet that dies 5 s after its
-healthz answered is rolled back. A failing kubelet is seen when it exits, so the
-window only lengthens good applies.
+then stay so for --stable-for more. The default of --stable-for, 10s, comes
+from the kubelet's own start-up failures measured with kubelet 1.37 (a cgroup
+driver or cgroup version it cannot use, kubeReserved beyond the machine, its
+port in use, a stale CPU manager checkpoint): it exits 0.04-0.95 s after its
+start, and where healthz answered first, 0.06-0.1 s before the exit (0.65 s on
+a loaded machine). 10s covers that many times over, and a kubelet that dies 5 s
+after its healthz first answered is rolled back. A failing kubelet is seen the
+moment it exits, so the window lengthens only the good applies; a rollback's
+own watch lasts at most 2s (the old configuration ran before).
 
 Safety. The lock, the journal of an apply in progress and the backups' records
 live in kubeletcfg's own directory (--state-dir, default /var/lib/kubeletcfg,
@@ -99,7 +103,7 @@ and rolled back.`,
 		Example: `  kubeletcfg apply --node node-1 -f new-config.yaml --dry-run
   kubeletcfg apply --node node-1 --dropin 50-reserved.conf=reserved.yaml
   kubeletcfg apply --node node-1 --from-migrate
-  kubeletcfg apply --node node-1 -f new-config.yaml --restart-command 'systemctl restart kubelet'`,
+  kubeletcfg apply --node node-1 -f new-config.yaml --restart-command /usr/local/sbin/restart-kubelet --pid-file /run/kubelet.pid`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runApply(cmd, s, f, args)
 		},
@@ -166,6 +170,9 @@ func newGuardCmd() *cobra.Command {
 }
 
 func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
+	if err := f.checkNonNegative(); err != nil {
+		return err
+	}
 	if f.fromMigrate {
 		return runApplyMigration(cmd, s, f, args)
 	}
@@ -218,6 +225,7 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "with --from-migrate, the config file to create when the kubelet has no --config")
 	fl.StringArrayVar(&f.dropins, "dropin", nil, "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f; repeatable")
 	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
+	fl.BoolVar(&f.allowInsecure, "allow-insecure", false, "apply a change that makes a CIS kubelet check fail that passes now (kubeletcfg audit); refused without it")
 	f.restartFlags.bind(fl)
 	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory: lock, journal, backups (default "+apply.DefaultStateDir+", inside --root when given)")
 	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
@@ -255,10 +263,11 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	if err != nil {
 		return err
 	}
-	setup := dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}
+	setup := dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root,
+		DropGate: func(name string) bool { _, gone := v.RemovedGate(name); return gone }} // as migrate leaves them out
 	cur, err := dropins.Effective(setup)
 	if err != nil {
-		return err
+		return placed(err, k)
 	}
 	configPath := cur.ConfigFile
 	if configPath == "" {
@@ -285,7 +294,7 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	}
 	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
 	for _, r := range res.Removed {
-		fmt.Fprintf(s.ErrOut, "removed: %s: %s\n", r.Flag, r.Reason)
+		fmt.Fprintf(s.ErrOut, "removed: %s: %s\n", r.What(), r.Reason)
 	}
 	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: doc, Extra: extra,
 		NewArgs: res.CommandLine(k.Args), ConfigPath: configPath})
@@ -294,6 +303,7 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 // applyWith runs an apply with the flags every apply takes, and prints it.
 func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) error {
 	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
+	o.AllowInsecure = f.allowInsecure
 	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard, o.StateDir = f.logFile, f.keep, f.configz(), f.startGuard, f.stateDir
 	o.Timeout, o.StableFor, o.Progress = f.timeout, f.stableFor, s.ErrOut
 	if f.live.ClientCert != "" || f.live.CA != "" || f.live.Insecure {
@@ -317,6 +327,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 			}
 		} else {
 			printChanges(s, out.Changes)
+			printBreaks(s, out.Breaks)
 			if out.RolledBack {
 				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
 			} else if out.Applied && err == nil {
@@ -331,6 +342,19 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 		return err
 	case f.dryRun && len(out.Changes) > 0:
 		return errCheckFailed
+	}
+	return nil
+}
+
+// checkNonNegative refuses negative durations and counts.
+func (f *applyFlags) checkNonNegative() error {
+	switch {
+	case f.timeout < 0:
+		return fmt.Errorf("--health-timeout %v: must not be negative", f.timeout)
+	case f.stableFor < 0:
+		return fmt.Errorf("--stable-for %v: must not be negative", f.stableFor)
+	case f.keep < 0:
+		return fmt.Errorf("--keep-backups %d: must not be negative (0 keeps all)", f.keep)
 	}
 	return nil
 }

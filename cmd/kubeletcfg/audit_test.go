@@ -162,3 +162,38 @@ func TestDiffBreaks(t *testing.T) {
 		t.Errorf("fixing breaks something:\n%s", out)
 	}
 }
+
+// apply refuses a change that breaks a passing CIS check, before writing
+// anything; a dry run names the check.
+func TestApplyRefusesInsecure(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	open := filepath.Join(dir, "open.yaml")
+	head := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	if err := os.WriteFile(cfg, []byte(head+"maxPods: 100\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(open, []byte(head+"maxPods: 100\nauthorization:\n  mode: AlwaysAllow\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	base := []string{"apply", "--node", host, "--kubelet-version", "1.31", "-f", open, "--state-dir", filepath.Join(dir, "state"),
+		"--restart-command", "false", "--pid-file", filepath.Join(dir, "kubelet.pid")}
+	code, out, errOut := runCLI(t, append(base, "--", "--config="+cfg)...)
+	if code != 2 || !strings.Contains(errOut, "CIS 4.2.2") || !strings.Contains(errOut, "--allow-insecure") {
+		t.Fatalf("exit %d, want 2 and a refusal naming CIS 4.2.2\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "security: breaks CIS 4.2.2") {
+		t.Errorf("output lacks the broken check:\n%s", out)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != head+"maxPods: 100\n" {
+		t.Errorf("the refused change was written:\n%s", b)
+	}
+	code, out, _ = runCLI(t, append(base, "--dry-run", "-o", "json", "--", "--config="+cfg)...)
+	var plan struct {
+		Breaks []struct{ ID string } `json:"breaks"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || code != 1 || len(plan.Breaks) != 1 || plan.Breaks[0].ID != "4.2.2" {
+		t.Errorf("dry run: exit %d %v %+v\n%s", code, err, plan, out)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -18,6 +17,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -39,8 +39,10 @@ type diffFlags struct {
 	kubeContext string
 	node        string
 	toVersion   string
-	// kubeletArgs is the command line given after --.
+	// kubeletArgs is the command line given after -- (dashed: -- was
+	// given, even with nothing after it).
 	kubeletArgs []string
+	dashed      bool
 }
 
 // side is one configuration being compared.
@@ -84,7 +86,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
   kubeletcfg diff --kubelet-version 1.31 --to-version 1.34 --root /mnt/node-image`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				args, f.kubeletArgs = args[:dash], args[dash:]
+				args, f.kubeletArgs, f.dashed = args[:dash], args[dash:], true
 				if !f.live && len(f.kubeletArgs) > 0 {
 					return fmt.Errorf("a kubelet command line after -- goes with --live only")
 				}
@@ -125,7 +127,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 				if breaks == nil {
 					breaks = []audit.Result{}
 				}
-				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes, "breaks": breaks}); err != nil {
+				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes, "breaks": breaks, "warnings": allWarnings(nil, nil, f.warnings)}); err != nil {
 					return err
 				}
 			case f.unified:
@@ -201,7 +203,10 @@ func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, arg
 	}
 	against := f.against
 	if against == "" {
-		against = filepath.Join(orSlash(f.root), "var/lib/kubelet/config.yaml")
+		var err error
+		if against, err = nodefile.HostPath(f.root, "/var/lib/kubelet/config.yaml"); err != nil {
+			return side{}, side{}, err
+		}
 	}
 	old, err := effectiveOf(against, v)
 	if err != nil {
@@ -223,7 +228,7 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 		}
 		return side{name: args[0], cfg: res.Running(), refused: res.Verdict()}, nil
 	}
-	if len(f.kubeletArgs) > 0 {
+	if f.dashed {
 		res, err := dropins.Effective(dropins.Options{Version: v, Args: f.kubeletArgs, Root: f.root})
 		if err != nil {
 			return side{}, err
@@ -236,16 +241,9 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 	}
 	res, err := dropins.Effective(dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root})
 	if err != nil {
-		return side{}, err
+		return side{}, placed(err, k)
 	}
 	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running(), refused: res.Verdict()}, nil
-}
-
-func orSlash(root string) string {
-	if root == "" {
-		return "/"
-	}
-	return root
 }
 
 func effectiveOf(file string, v *schema.Version) (*dropins.Result, error) {
@@ -330,13 +328,13 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 	findings, err := diff.Preflight(diff.PreflightOptions{From: v, To: to,
 		Layer: dropins.Options{Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}})
 	if err != nil {
-		return err
+		return placed(err, k)
 	}
 	if f.output == "json" {
 		if findings == nil {
 			findings = []diff.Finding{}
 		}
-		if err := writeJSON(s, map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings}); err != nil {
+		if err := writeJSON(s, map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings, "warnings": allWarnings(nil, nil, f.warnings)}); err != nil {
 			return err
 		}
 	} else {
@@ -346,10 +344,21 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 				fmt.Fprintf(s.Out, "        do: %s\n", fd.Do)
 			}
 		}
-		fmt.Fprintf(s.Out, "upgrade %s -> %s: %d findings\n", v.Minor, to.Minor, len(findings))
+		fmt.Fprintf(s.Out, "%s %s -> %s: %s\n", direction(v, to), v.Minor, to.Minor, count(len(findings), "finding"))
 	}
 	if len(findings) > 0 {
 		return errCheckFailed
 	}
 	return nil
+}
+
+// direction names a change of kubelet version.
+func direction(from, to *schema.Version) string {
+	switch {
+	case from.Minor == to.Minor:
+		return "same version"
+	case to.AtLeast(from.Minor):
+		return "upgrade"
+	}
+	return "downgrade"
 }

@@ -82,7 +82,7 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 			}
 			res, err := dropins.Effective(opts)
 			if err != nil {
-				return refusal(s, err)
+				return refusal(s, placed(err, k))
 			}
 			warning.Print(s.ErrOut, allWarnings(nil, res.Warnings))
 			if err := printEffective(s, res, f.showOrigin, f.output, allWarnings(k, res.Warnings)); err != nil {

@@ -331,6 +331,57 @@ func TestEffectiveShowsKeyOrigins(t *testing.T) {
 	}
 }
 
+// TestEffectiveCarriesTheVerdict: effective exits 1 with the kubelet's reason
+// when that version refuses the setup, whether it refuses while layering (a
+// gate whose dependants stay on) or the result (an empty eviction quantity);
+// a bare -- is an empty command line, not the node's.
+func TestEffectiveCarriesTheVerdict(t *testing.T) {
+	dir := t.TempDir()
+	gates := filepath.Join(dir, "gates.yaml")
+	empty := filepath.Join(dir, "empty-quantity.yaml")
+	header := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	if err := os.WriteFile(gates, []byte(header+"featureGates:\n  GracefulNodeShutdown: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte(header+"evictionHard:\n  imagefs.available: null\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args   []string
+		code   int
+		reason string
+	}{
+		{[]string{"--kubelet-version", "1.37", "--", "--config=" + gates}, 1,
+			"kubelet 1.37 refuses to start: failed to load kubelet config file: the kubelet panics while defaulting: GracefulNodeShutdownBasedOnPodPriority is enabled, but depends on features that are disabled: [GracefulNodeShutdown]"},
+		{[]string{"--kubelet-version", "1.37", "--", "--feature-gates=GracefulNodeShutdown=false"}, 1,
+			"kubelet 1.37 refuses to start: failed to set feature gates from initial flags-based config: GracefulNodeShutdownBasedOnPodPriority is enabled"},
+		{[]string{"--kubelet-version", "1.34", "--", "--config=" + gates}, 0, ""},
+		{[]string{"--kubelet-version", "1.31", "--", "--config=" + empty}, 1,
+			"kubelet 1.31 refuses to start: failed to run Kubelet: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (evictionHard.imagefs.available from " + empty + ":4)"},
+		{[]string{"--kubelet-version", "1.28", "--root", dir, "--"}, 0, ""},
+	}
+	for _, c := range cases {
+		code, out, errOut := runCLI(t, append([]string{"effective"}, c.args...)...)
+		if c.code == 0 && !strings.Contains(out, "# effective configuration of kubelet") {
+			t.Errorf("effective %v: no configuration printed:\n%s", c.args, out)
+		}
+		if code != c.code || !strings.Contains(errOut, c.reason) {
+			t.Errorf("effective %v: exit %d, want %d with %q; stderr:\n%s", c.args, code, c.code, c.reason, errOut)
+		}
+	}
+	// migrate and diff carry it too.
+	code, out, errOut := runCLI(t, "migrate", "--kubelet-version", "1.37", "--", "--kubeconfig=/etc/kubernetes/kubelet.conf", "--feature-gates=GracefulNodeShutdown=false")
+	if code != 1 || !strings.Contains(errOut, "kubelet 1.37 refuses to start: failed to set feature gates from initial flags-based config: GracefulNodeShutdownBasedOnPodPriority is enabled") {
+		t.Errorf("migrate: exit %d; stderr:\n%s", code, errOut)
+	}
+	if code, out, errOut = runCLI(t, "migrate", "--kubelet-version", "1.31", "--root", dir, "--"); code != 0 || !strings.Contains(out, "# Remaining flags: --config=/var/lib/kubelet/config.yaml\n") {
+		t.Errorf("migrate of an empty command line: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = runCLI(t, "diff", "--kubelet-version", "1.31", empty, "--against", gates); code != 1 || !strings.Contains(errOut, "kubelet 1.31 refuses to start: failed to run Kubelet: quantities must match") {
+		t.Errorf("diff to a configuration the kubelet refuses: exit %d; stderr:\n%s", code, errOut)
+	}
+}
+
 // TestApplyJSONCarriesEffectiveConfigurations: apply -o json gives the
 // kubelet version it judged for and the effective configuration before and
 // after the change, defaults included (what a caller such as the Ansible
@@ -376,45 +427,5 @@ func TestApplyJSONCarriesEffectiveConfigurations(t *testing.T) {
 	}
 	if code, got := plan(filepath.Join(dir, "same.yaml")); code != 0 || len(got["changes"].([]any)) != 0 || len(got["writes"].([]any)) != 0 {
 		t.Errorf("a semantically equal file: exit %d, changes %v, writes %v; want 0 and none", code, got["changes"], got["writes"])
-	}
-}
-
-// TestEffectiveCarriesTheVerdict: effective exits 1 with the kubelet's reason
-// when that version refuses the setup, whether it refuses while layering (a
-// gate whose dependants stay on) or the result (an empty eviction quantity);
-// a bare -- is an empty command line, not the node's.
-func TestEffectiveCarriesTheVerdict(t *testing.T) {
-	dir := t.TempDir()
-	gates := filepath.Join(dir, "gates.yaml")
-	empty := filepath.Join(dir, "empty-quantity.yaml")
-	header := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-	if err := os.WriteFile(gates, []byte(header+"featureGates:\n  GracefulNodeShutdown: false\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(empty, []byte(header+"evictionHard:\n  imagefs.available: null\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		args   []string
-		code   int
-		reason string
-	}{
-		{[]string{"--kubelet-version", "1.37", "--", "--config=" + gates}, 1,
-			"kubelet 1.37 refuses to start: failed to load kubelet config file: the kubelet panics while defaulting: GracefulNodeShutdownBasedOnPodPriority is enabled, but depends on features that are disabled: [GracefulNodeShutdown]"},
-		{[]string{"--kubelet-version", "1.37", "--", "--feature-gates=GracefulNodeShutdown=false"}, 1,
-			"kubelet 1.37 refuses to start: failed to set feature gates from initial flags-based config: GracefulNodeShutdownBasedOnPodPriority is enabled"},
-		{[]string{"--kubelet-version", "1.34", "--", "--config=" + gates}, 0, ""},
-		{[]string{"--kubelet-version", "1.31", "--", "--config=" + empty}, 1,
-			"kubelet 1.31 refuses to start: failed to run Kubelet: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (evictionHard.imagefs.available from " + empty + ":4)"},
-		{[]string{"--kubelet-version", "1.28", "--root", dir, "--"}, 0, ""},
-	}
-	for _, c := range cases {
-		code, out, errOut := runCLI(t, append([]string{"effective"}, c.args...)...)
-		if code != c.code || !strings.Contains(errOut, c.reason) {
-			t.Errorf("effective %v: exit %d, want %d with %q; stderr:\n%s", c.args, code, c.code, c.reason, errOut)
-		}
-		if c.code == 0 && !strings.Contains(out, "# effective configuration of kubelet") {
-			t.Errorf("effective %v: no configuration printed:\n%s", c.args, out)
-		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
+	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 type migrateFlags struct {
@@ -56,16 +57,16 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 				return err
 			}
 			opts := migrate.Options{ConfigPath: f.configPath, Options: dropins.Options{Version: v, Args: args, Root: f.root}}
+			var k *node.Kubelet
 			if len(args) == 0 && cmd.ArgsLenAtDash() < 0 {
-				k, err := f.commandLine(f.root, s)
-				if err != nil {
+				if k, err = f.commandLine(f.root, s); err != nil {
 					return err
 				}
 				opts.Args, opts.LookupEnv = k.Args, k.LookupEnv
 			}
 			res, err := migrate.Run(opts)
 			if err != nil {
-				return refusal(s, err)
+				return refusal(s, placed(err, k))
 			}
 			// The kubelet would refuse the old setup and its migration alike:
 			// nothing to write.

@@ -29,6 +29,10 @@ type streams struct {
 // its result: exit 1, nothing more to print.
 var errCheckFailed = errors.New("check failed")
 
+// errReported is returned by a command that printed its result and said on
+// stderr why it exits 2: nothing more to print.
+var errReported = errors.New("reported")
+
 func run(args []string, s streams) int {
 	root := newRoot(s)
 	root.SetArgs(args)
@@ -38,6 +42,8 @@ func run(args []string, s streams) int {
 		return exitOK
 	case errors.Is(err, errCheckFailed):
 		return exitFailed
+	case errors.Is(err, errReported):
+		return exitUsage
 	case errors.Is(err, errRolledBack):
 		return exitRolledBack
 	default:
@@ -75,12 +81,26 @@ func newRoot(s streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kubeletcfg",
 		Short: "Own a node's kubelet configuration, exactly as its kubelet version reads it",
-		Long: `kubeletcfg knows what each kubelet version from 1.28 on accepts, defaults and
-rejects, generated from the kubelet's own code. It validates a KubeletConfiguration
-for a version before anything restarts, prints a version's defaults and explains
-every field.
+		Long: `kubeletcfg owns a node's kubelet configuration end to end, exactly as each
+kubelet version from 1.28 on reads it (generated from the kubelet's own code):
 
-Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error.`,
+  validate   check a KubeletConfiguration (and its drop-ins) as a version would
+  defaults   print a version's defaults
+  explain    explain a field: type, default, versions, flag
+  effective  what the kubelet really runs: unit, drop-ins, env files, flags,
+             config file and --config-dir merged, with where each value comes from
+  migrate    move command-line flags into the config file, checked equivalent
+  diff       compare two configs, the running kubelet (--live), or preflight an
+             upgrade (--to-version)
+  apply      write a new config with a backup, restart, watch and roll back
+  rollback   put a backup back; backups lists them
+
+Every file on the node is read as untrusted: with a size limit, regular files
+only, and under --root nothing outside the image. Warnings (what the kubelet or
+systemd drops silently) go to stderr, and into -o json.
+
+Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error
+(or kubeletcfg's own refusal, such as a file over its size limit).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -96,6 +116,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error.`,
 		newAuditCmd(s),
 		newMigrateCmd(s),
 		newDiffCmd(s),
+		newFleetCmd(s),
 		newApplyCmd(s),
 		newRollbackCmd(s),
 		newBackupsCmd(s),

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
@@ -14,6 +17,8 @@ import (
 // given after --.
 type sourceFlags struct {
 	from []string
+	// warnings are those of the command line read, for -o json.
+	warnings []warning.Warning
 }
 
 func (f *sourceFlags) bind(fs *pflag.FlagSet) {
@@ -35,18 +40,38 @@ func (f *sourceFlags) commandLine(root string, s streams) (*node.Kubelet, error)
 	}
 	fmt.Fprintf(s.ErrOut, "note: the kubelet's command line from %s\n", warning.Truncate(strings.Join(k.Files, ", "), 2000))
 	warning.Print(s.ErrOut, k.Warnings)
+	f.warnings = append(f.warnings, k.Warnings...)
 	return k, nil
 }
 
 // allWarnings joins the command line's structured warnings and a library's
 // plain ones, for printing and for -o json.
-func allWarnings(k *node.Kubelet, plain []string) []warning.Warning {
+func allWarnings(k *node.Kubelet, plain []string, more ...[]warning.Warning) []warning.Warning {
 	ws := []warning.Warning{}
 	if k != nil {
 		ws = append(ws, k.Warnings...)
+	}
+	for _, m := range more {
+		ws = append(ws, m...)
 	}
 	for _, p := range plain {
 		ws = append(ws, warning.Warning{Code: warning.Other, Message: p})
 	}
 	return ws
+}
+
+// placed says where on the node the word an error is about was written: the
+// unit or environment file and line, and the variable.
+func placed(err error, k *node.Kubelet) error {
+	var fe *flags.Error
+	if err == nil || k == nil || !errors.As(err, &fe) || fe.Index < 0 || fe.Index >= len(k.Sources) || k.Sources[fe.Index] == "" {
+		return err
+	}
+	src := k.Sources[fe.Index]
+	var r *dropins.Refused
+	if errors.As(err, &r) && len(r.Reasons) == 1 {
+		r.Reasons[0] = src + ": " + r.Reasons[0]
+		return err
+	}
+	return fmt.Errorf("%s: %w", src, err)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/verdict"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type validateFlags struct {
@@ -51,10 +52,10 @@ Exit codes: 0 valid, 1 invalid, 2 usage or I/O error.`,
 				}
 			} else {
 				for _, e := range res.Errors {
-					fmt.Fprintf(s.Out, "error: %s\n", e)
+					fmt.Fprintf(s.Out, "error: %s\n", warning.Truncate(fmt.Sprint(e), maxErrorLen))
 				}
 				for _, w := range res.Warnings {
-					fmt.Fprintf(s.Out, "warning: %s\n", w)
+					fmt.Fprintf(s.Out, "warning: %s\n", warning.Truncate(fmt.Sprint(w), maxErrorLen))
 				}
 				fmt.Fprintf(s.Out, "%s: %s\n", args[0], res.Summary())
 			}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
 	"path/filepath"
 	"sort"
 )
@@ -30,16 +27,8 @@ var stages = map[string]string{"GA": "GA", "Beta": "BETA", "Alpha": "ALPHA", "De
 // scanGates reads the gate specs of a release's feature table. A release
 // without the file is skipped.
 func scanGates(dir string, found map[string]LegacyGate) error {
-	path := filepath.Join(dir, gatesFile)
-	src, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	f, err := parser.ParseFile(token.NewFileSet(), path, src, 0)
-	if err != nil {
+	f, err := parseSource(filepath.Join(dir, gatesFile))
+	if f == nil || err != nil {
 		return err
 	}
 	consts := map[string]string{}

@@ -117,16 +117,9 @@ var varTypes = map[string]string{
 // scan records every flag a source file registers. A file missing from a
 // release is skipped.
 func scan(path string, found map[string]LegacyFlag) error {
-	src, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
+	f, err := parseSource(path)
+	if f == nil || err != nil {
 		return err
-	}
-	f, err := parser.ParseFile(token.NewFileSet(), path, src, 0)
-	if err != nil {
-		return fmt.Errorf("%s: %v", path, err)
 	}
 	deprecated := map[string]string{}
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -174,6 +167,23 @@ func scan(path string, found map[string]LegacyFlag) error {
 		}
 	}
 	return nil
+}
+
+// parseSource parses a Go source file of a release; nil, nil when the
+// release does not have it.
+func parseSource(path string) (*ast.File, error) {
+	src, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), path, src, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return f, nil
 }
 
 // flagName finds the name argument of a registration call: the first string

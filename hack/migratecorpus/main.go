@@ -97,8 +97,20 @@ func migrateOne(v *schema.Version, name string) error {
 			removed[w] = true
 		}
 	}
+	gone := map[string]bool{}
+	for _, g := range res.DroppedGates {
+		gone[g.Name] = true
+		if g.Where != "--feature-gates" && g.Where != "" {
+			if err := dropGateLines(src, old, g.Where, g.Name); err != nil {
+				return err
+			}
+		}
+	}
 	for _, a := range args {
-		if !removed[a] {
+		if removed[a] {
+			continue
+		}
+		if a = withoutGates(a, gone); a != "" {
 			kept = append(kept, a)
 		}
 	}
@@ -124,6 +136,52 @@ func migrateOne(v *schema.Version, name string) error {
 		return err
 	}
 	return writeArgs(filepath.Join(nw, "args"), res.Flags)
+}
+
+// withoutGates is a --feature-gates word less the gates in gone ("" when
+// none is left); any other word as it is.
+func withoutGates(arg string, gone map[string]bool) string {
+	value, ok := strings.CutPrefix(arg, "--feature-gates=")
+	if !ok || len(gone) == 0 {
+		return arg
+	}
+	var keep []string
+	for _, kv := range strings.Split(value, ",") {
+		name, _, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		if !gone[name] {
+			keep = append(keep, kv)
+		}
+	}
+	if len(keep) == 0 {
+		return ""
+	}
+	return "--feature-gates=" + strings.Join(keep, ",")
+}
+
+// dropGateLines takes the line setting a gate out of the copy (in dst) of a
+// file of the setup (path, under src): corpus files set each gate on a line
+// of its own.
+func dropGateLines(src, dst, path, gate string) error {
+	rel, err := filepath.Rel(src, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("gate %s set in %s, outside the setup", gate, path)
+	}
+	target := filepath.Join(dst, rel)
+	if info, err := os.Stat(target); err == nil && info.IsDir() {
+		return fmt.Errorf("gate %s set in the drop-ins of %s: corpus setups set removed gates in flags and config files only", gate, path)
+	}
+	data, err := os.ReadFile(target)
+	if err != nil {
+		return err
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if name, _, ok := strings.Cut(strings.TrimSpace(l), ":"); ok && name == gate {
+			continue
+		}
+		out = append(out, l)
+	}
+	return os.WriteFile(target, []byte(strings.Join(out, "\n")), 0o644)
 }
 
 func readArgs(path string) ([]string, error) {
@@ -217,6 +275,33 @@ func realistic() []setup {
 			"--feature-gates=AllAlpha=false", "--read-only-port=10255", "--kubeconfig=/etc/kubernetes/kubelet.conf"},
 			files: map[string]string{"config.yaml": header + "maxPods: 100\nevictionHard:\n  memory.available: 200Mi\n  nodefs.available: 5%\nkubeReserved:\n  memory: 1Gi\nfeatureGates:\n  AllBeta: false\nreadOnlyPort: 0\n"}},
 		{name: "flags-only-minimal", args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf"}},
+		// Feature gates later kubelets no longer have, as legacy nodes set them.
+		{name: "kops-1.22-removed-gates", args: []string{"--anonymous-auth=false", "--authentication-token-webhook=true", "--authorization-mode=Webhook",
+			"--cgroup-driver=systemd", "--cloud-provider=external", "--cluster-dns=100.64.0.10", "--cluster-domain=cluster.local",
+			"--feature-gates=CSIMigrationAWS=true,InTreePluginAWSUnregister=true,CSIMigration=true", "--kubeconfig=/var/lib/kubelet/kubeconfig",
+			"--pod-manifest-path=/etc/kubernetes/manifests", "--register-schedulable=true", "--v=2"}},
+		{name: "aks-1.24-removed-gates", args: []string{"--address=0.0.0.0", "--anonymous-auth=false", "--authentication-token-webhook=true",
+			"--authorization-mode=Webhook", "--azure-container-registry-config=/etc/kubernetes/azure.json", "--cgroups-per-qos=true",
+			"--client-ca-file=/etc/kubernetes/certs/ca.crt", "--cloud-config=/etc/kubernetes/azure.json", "--cloud-provider=external",
+			"--cluster-dns=10.0.0.10", "--cluster-domain=cluster.local", "--enforce-node-allocatable=pods", "--event-qps=0",
+			"--eviction-hard=memory.available<750Mi,nodefs.available<10%,nodefs.inodesFree<5%", "--feature-gates=CSIMigration=true,CSIMigrationAzureDisk=true,RotateKubeletServerCertificate=true,DynamicKubeletConfig=false",
+			"--image-gc-high-threshold=85", "--image-gc-low-threshold=80", "--kube-reserved=cpu=100m,memory=1638Mi", "--kubeconfig=/var/lib/kubelet/kubeconfig",
+			"--max-pods=110", "--node-status-update-frequency=10s", "--pod-max-pids=-1", "--protect-kernel-defaults=true", "--read-only-port=0",
+			"--resolv-conf=/run/systemd/resolve/resolv.conf", "--rotate-certificates=true", "--streaming-connection-idle-timeout=4h",
+			"--tls-cert-file=/etc/kubernetes/certs/kubeletserver.crt", "--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+			"--tls-private-key-file=/etc/kubernetes/certs/kubeletserver.key"}},
+		{name: "openshift-3.11-removed-gates", args: []string{"--kubeconfig=/etc/origin/node/node.kubeconfig", "--config=node-config.yaml",
+			"--feature-gates=RotateKubeletClientCertificate=true,RotateKubeletServerCertificate=true", "--pod-manifest-path=/etc/origin/node/pods",
+			"--node-labels=node.openshift.io/role=compute", "--cgroup-driver=systemd", "--v=2"},
+			files: map[string]string{"node-config.yaml": header + "featureGates:\n  ExpandPersistentVolumes: true\n  DynamicKubeletConfig: false\n  PodPriority: true\nmaxPods: 250\npodsPerCore: 10\n"}},
+		{name: "dualstack-1.29-removed-gates", args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--config=config.yaml",
+			"--feature-gates=CloudDualStackNodeIPs=true", "--node-ip=10.0.0.7,fd00::7", "--cloud-provider=external"},
+			files: map[string]string{"config.yaml": header + "cgroupDriver: systemd\nfeatureGates:\n  KubeletPodResources: true\n  InTreePluginAWSUnregister: false\n"}},
+		// A value only a flag can express: kubeadm-flags.env with an empty --cgroup-driver.
+		{name: "kubeadm-flags-env-empty-cgroup-driver", args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--config=config.yaml",
+			"--container-runtime-endpoint=unix:///run/containerd/containerd.sock", "--cgroup-driver="},
+			files: map[string]string{"config.yaml": header + "cgroupDriver: systemd\nclusterDNS:\n- 10.96.0.10\nclusterDomain: cluster.local\n"}},
+		{name: "flags-only-empty-cgroup-driver", args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--cgroup-driver=", "--max-pods=64"}},
 		{name: "flags-only-secure", args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--anonymous-auth=false", "--authorization-mode=Webhook",
 			"--authentication-token-webhook", "--read-only-port=0", "--eviction-hard=memory.available<100Mi,nodefs.available<10%,imagefs.available<15%,nodefs.inodesFree<5%",
 			"--protect-kernel-defaults=true", "--tls-min-version=VersionTLS12", "--rotate-server-certificates"}},

@@ -32,6 +32,45 @@ func main() {
 			fail(err)
 		}
 	}
+	for name, files := range fixed {
+		if err := writeFiles(filepath.Join(*out, name), files); err != nil {
+			fail(err)
+		}
+	}
+}
+
+// fixed are setups every run has, whatever the draw: each class of setup
+// that once set kubeletcfg apart from the kubelet.
+var fixed = map[string]map[string]string{
+	// An empty command line: the flags-only baseline.
+	"empty-command-line": {"args": "\n"},
+	// A gate others depend on, turned off in a drop-in, on the command
+	// line, on the command line under a file that turns a dependant on, and
+	// in a file whose dependants the command line turns off (the kubelet
+	// checks the file's gates over those of its command line).
+	"gate-dependency-dropin": {"args": "--config-dir=conf.d\n", "env": "KUBELET_CONFIG_DROPIN_DIR_ALPHA=\n",
+		"conf.d/10-shutdown.conf": header + "featureGates:\n  GracefulNodeShutdown: false\n"},
+	"gate-dependency-flag": {"args": "--config=config.yaml\n--feature-gates=GracefulNodeShutdown=false\n",
+		"config.yaml": header + "maxPods: 50\n"},
+	"gate-dependency-flag-under-file": {"args": "--feature-gates=GracefulNodeShutdownBasedOnPodPriority=false,GracefulNodeShutdown=false,WindowsGracefulNodeShutdown=false\n--config=config.yaml\n",
+		"config.yaml": header + "featureGates:\n  GracefulNodeShutdownBasedOnPodPriority: true\n"},
+	"gate-dependency-file-completed-by-flag": {"args": "--feature-gates=GracefulNodeShutdownBasedOnPodPriority=false,WindowsGracefulNodeShutdown=false\n--config=config.yaml\n",
+		"config.yaml": header + "featureGates:\n  GracefulNodeShutdown: false\n"},
+	// null inside a map of a drop-in, alone and followed by another drop-in.
+	"null-in-map-dropin": {"args": "--config=config.yaml\n--config-dir=conf.d\n", "env": "KUBELET_CONFIG_DROPIN_DIR_ALPHA=\n",
+		"config.yaml":      header + "evictionHard:\n  memory.available: 500Mi\n",
+		"conf.d/10-a.conf": header + "evictionHard:\n  imagefs.available: null\n  nodefs.available: 8%\n"},
+	"null-in-map-dropins": {"args": "--config-dir=conf.d\n", "env": "KUBELET_CONFIG_DROPIN_DIR_ALPHA=\n",
+		"conf.d/10-a.conf": header + "systemReserved:\n  cpu: 200m\n  memory: null\n",
+		"conf.d/20-b.conf": header + "maxPods: 70\n"},
+	// Node labels the kubelet may not set on its own node (OpenShift 3
+	// set this one), refused before any file is read.
+	"node-labels-forbidden": {"args": "--config=config.yaml\n--node-labels=node-role.kubernetes.io/compute=true,pool=a\n",
+		"config.yaml": header + "maxPods: 50\n"},
+	// A duplicate key in a drop-in.
+	"duplicate-key-dropin": {"args": "--config=config.yaml\n--config-dir=conf.d\n", "env": "KUBELET_CONFIG_DROPIN_DIR_ALPHA=\n",
+		"config.yaml":      header + "maxPods: 20\n",
+		"conf.d/10-a.conf": header + "maxPods: 21\nmaxPods: 22\n"},
 }
 
 func fail(err error) {
@@ -88,6 +127,28 @@ var fragments = []string{
 	"enforceNodeAllocatable:\n- pods",
 	"podPidsLimit: 4096",
 	"registerWithTaints:\n- key: dedicated\n  value: infra\n  effect: NoSchedule",
+	// null inside maps: an empty value where a whole file is decoded (1.28
+	// drop-ins, every --config file), a deleted key in a merge patch.
+	"evictionHard:\n  imagefs.available: null\n  memory.available: 2Gi",
+	"systemReserved:\n  memory: null",
+	"featureGates:\n  GracefulNodeShutdown: null",
+	// Duplicate keys: lenient in a --config file and a 1.28 drop-in, fatal
+	// in a later drop-in.
+	"maxPods: 31\nmaxPods: 32",
+	"evictionHard:\n  memory.available: 1Gi\n  memory.available: 3Gi",
+}
+
+// gateFragments set gates other gates depend on (1.35+ checks the
+// dependencies), on and off, and their dependants. They are drawn apart, and
+// seldom: most of them make kubelet 1.35+ refuse the whole setup.
+var gateFragments = []string{
+	"featureGates:\n  GracefulNodeShutdown: false",
+	"featureGates:\n  GracefulNodeShutdown: true",
+	"featureGates:\n  GracefulNodeShutdown: false\n  GracefulNodeShutdownBasedOnPodPriority: false",
+	"featureGates:\n  GracefulNodeShutdownBasedOnPodPriority: true",
+	"featureGates:\n  APIServerIdentity: false",
+	"featureGates:\n  APIServerIdentity: true\n  StorageVersionAPI: true",
+	"featureGates:\n  UserNamespacesSupport: false",
 }
 
 var flagPool = []string{
@@ -107,14 +168,26 @@ var flagPool = []string{
 	"--sync-frequency=45s",
 }
 
+// gateFlags are gateFragments' counterparts on the command line.
+var gateFlags = []string{
+	"--feature-gates=GracefulNodeShutdown=false",
+	"--feature-gates=GracefulNodeShutdownBasedOnPodPriority=false",
+	"--feature-gates=GracefulNodeShutdown=true",
+	"--feature-gates=APIServerIdentity=false",
+}
+
 func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
 
 func doc(r *rand.Rand, min, max int) string {
 	var b strings.Builder
 	b.WriteString(header)
 	seen := map[string]bool{}
-	for k := min + r.IntN(max-min+1); k > 0; k-- {
+	n := min + r.IntN(max-min+1)
+	for k := n; k > 0; k-- {
 		f := pick(r, fragments)
+		if k == n && r.IntN(12) == 0 {
+			f = pick(r, gateFragments)
+		}
 		key := strings.SplitN(f, ":", 2)[0]
 		if seen[key] {
 			continue // a duplicate key is tested elsewhere
@@ -149,6 +222,9 @@ func write(r *rand.Rand, dir string) error {
 	for k := r.IntN(4); k > 0; k-- {
 		args = append(args, pick(r, flagPool))
 	}
+	if r.IntN(12) == 0 {
+		args = append(args, pick(r, gateFlags))
+	}
 	r.Shuffle(len(args), func(i, j int) { args[i], args[j] = args[j], args[i] })
 	files["args"] = strings.Join(args, "\n") + "\n"
 	if r.IntN(8) > 0 {
@@ -157,6 +233,10 @@ func write(r *rand.Rand, dir string) error {
 	if _, ok := files["conf.d/.keep"]; !ok && strings.Contains(files["args"], "--config-dir") {
 		files["conf.d/.keep"] = "" // the directory exists even with no drop-in
 	}
+	return writeFiles(dir, files)
+}
+
+func writeFiles(dir string, files map[string]string) error {
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -747,11 +747,14 @@ func splitAggregate(err error) []string {
 }
 
 // Effective is what the kubelet makes of a whole setup: its command line,
-// --config file and --config-dir drop-ins.
+// --config file and --config-dir drop-ins. Validation holds the errors of
+// the kubelet's validation of the effective configuration, which it refuses
+// to start with.
 type Effective struct {
-	Error     string          `json:"error,omitempty"`
-	Panic     bool            `json:"panic,omitempty"`
-	Effective json.RawMessage `json:"effective,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Panic      bool            `json:"panic,omitempty"`
+	Effective  json.RawMessage `json:"effective,omitempty"`
+	Validation []string        `json:"validation,omitempty"`
 }
 
 // scenarios runs every subdirectory of dir as a scenario, each in its own
@@ -808,7 +811,8 @@ func scenarios(dir string) (map[string]Effective, error) {
 }
 
 // runScenario follows the kubelet command's start-up up to its effective
-// configuration, calling the kubelet's own functions at every step.
+// configuration and its validation, calling the kubelet's own functions at
+// every step.
 func runScenario(dir string) (eff Effective) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -875,6 +879,9 @@ func runScenario(dir string) (eff Effective) {
 	out, err := versionedJSON(kc)
 	if err != nil {
 		return Effective{Error: "convert: " + err.Error()}
+	}
+	if err := validation.ValidateKubeletConfiguration(kc, utilfeature.DefaultFeatureGate); err != nil {
+		return Effective{Effective: out, Validation: splitAggregate(err)}
 	}
 	return Effective{Effective: out}
 }

@@ -1,0 +1,43 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Cordoned says whether the node is marked unschedulable.
+func (n *Node) Cordoned(ctx context.Context) (bool, error) {
+	node, err := n.client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	return node.Spec.Unschedulable, nil
+}
+
+// Cordon marks the node unschedulable, as kubectl cordon does.
+func (n *Node) Cordon(ctx context.Context) error {
+	return n.setUnschedulable(ctx, true)
+}
+
+// Uncordon makes the node schedulable again, as kubectl uncordon does.
+func (n *Node) Uncordon(ctx context.Context) error {
+	return n.setUnschedulable(ctx, false)
+}
+
+func (n *Node) setUnschedulable(ctx context.Context, on bool) error {
+	// A merge patch touches that one field and nothing another writer of
+	// the Node owns; false is the field's absence.
+	patch := []byte(`{"spec":{"unschedulable":null}}`)
+	verb := "uncordon"
+	if on {
+		patch, verb = []byte(`{"spec":{"unschedulable":true}}`), "cordon"
+	}
+	if _, err := n.client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("%s node %s: %w", verb, n.Name, err)
+	}
+	n.step("%sed", verb)
+	return nil
+}

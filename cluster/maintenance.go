@@ -1,0 +1,72 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+)
+
+// Maintenance is a node taken out of scheduling around a change: Begin
+// cordons it (and drains it), End makes it schedulable again only when it
+// is healthy, and never one that was cordoned before.
+type Maintenance struct {
+	Node  *Node
+	Drain bool
+	DrainOptions
+	wasCordoned bool
+	cordoned    bool // by Begin
+}
+
+// Begin cordons the node and, with Drain, evicts its pods. When it fails
+// the node is left as it was (uncordoned if it was) and nothing is
+// changed.
+func (m *Maintenance) Begin(ctx context.Context) error {
+	was, err := m.Node.Cordoned(ctx)
+	if err != nil {
+		return err
+	}
+	m.wasCordoned = was
+	if was {
+		m.Node.step("already cordoned; it stays cordoned")
+	} else {
+		if err := m.Node.Cordon(ctx); err != nil {
+			return err
+		}
+		m.cordoned = true
+	}
+	if !m.Drain {
+		return nil
+	}
+	if err := m.Node.Drain(ctx, m.DrainOptions); err != nil {
+		if !m.cordoned {
+			return err
+		}
+		// The drain's ctx may be the one that ran out.
+		if uerr := m.Node.Uncordon(context.WithoutCancel(ctx)); uerr != nil {
+			return fmt.Errorf("%w; and the node stays cordoned: %v (kubectl uncordon %s)", err, uerr, m.Node.Name)
+		}
+		m.cordoned = false
+		return err
+	}
+	return nil
+}
+
+// End makes the node schedulable again if Begin cordoned it and healthy
+// says the node is healthy (locally and on the API server). It returns what
+// it left undone, with the command that undoes it, or "".
+func (m *Maintenance) End(ctx context.Context, healthy bool) (string, error) {
+	switch {
+	case m.wasCordoned:
+		return fmt.Sprintf("node %s was cordoned before and stays cordoned", m.Node.Name), nil
+	case !m.cordoned:
+		return "", nil
+	case !healthy:
+		msg := fmt.Sprintf("node %s stays cordoned: it is not healthy; once it is: kubectl uncordon %s", m.Node.Name, m.Node.Name)
+		m.Node.step("%s", msg)
+		return msg, nil
+	}
+	if err := m.Node.Uncordon(ctx); err != nil {
+		return fmt.Sprintf("node %s stays cordoned: kubectl uncordon %s", m.Node.Name, m.Node.Name), err
+	}
+	m.cordoned = false
+	return "", nil
+}

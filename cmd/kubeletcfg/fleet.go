@@ -1,0 +1,292 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/fleet"
+)
+
+type fleetFlags struct {
+	kubeconfig       string
+	kubeContext      string
+	selector         string
+	againstConfigMap bool
+	against          string
+	concurrency      int
+	timeout          time.Duration
+	output           string
+}
+
+// How many node names and values of a field set per node a group lists in
+// text before a count.
+const (
+	shownNodes  = 5
+	shownValues = 3
+)
+
+func newFleetCmd(s streams) *cobra.Command {
+	f := &fleetFlags{}
+	var perNode []string
+	for _, p := range fleet.PerNodeFields {
+		perNode = append(perNode, fmt.Sprintf("  %-26s %s", p.Path, p.Why))
+	}
+	cmd := &cobra.Command{
+		Use:   "fleet [--kubeconfig F] [--selector LABELS] [--against-configmap | --against FILE]",
+		Short: "Every node's running kubelet configuration, grouped, with drift and version skew",
+		Long: `fleet lists the Nodes (those --selector picks), reads each kubelet's running
+configuration on /configz through the API server's node proxy (needs list on
+nodes and get on nodes/proxy; --against-configmap also get on configmaps in
+kube-system), and groups the nodes by what their configuration sets: a value
+equal to the default of the node's own kubelet version counts as unset, so a
+1.36 and a 1.37 node set up alike are one group. Groups are printed largest
+first with their kubelet versions and, for each group that does not match,
+the fields that differ from the reference — or, without one, from the
+largest group.
+
+  --against-configmap  compare with kubeadm's kube-system/kubelet-config
+                       ConfigMap (key "kubelet"), read by each node's kubelet
+                       version with its defaults
+  --against FILE       compare with a KubeletConfiguration file the same way
+
+Fields set per node by design are shown apart (their values per group) and
+are never drift:
+` + strings.Join(perNode, "\n") + `
+
+Version skew: a kubelet newer than the API server, or more minors older than
+the skew policy allows (3, or 2 for kubelets older than 1.25), is flagged; for
+each older kubelet minor, what running the API server's minor would change in
+the nodes' configurations (the config-only part of diff --to-version).
+
+Nodes that cannot be read (timeout, refused, TLS, RBAC 403, NotReady, an
+unsupported kubelet version) are listed with the reason. Each read gets
+--timeout, and a Ready node a second try after a transient failure. Progress
+goes to stderr.
+
+Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
+2 no node could be read, or a usage or API error.`,
+		Example: `  kubeletcfg fleet
+  kubeletcfg fleet --against-configmap --selector node-role.kubernetes.io/worker
+  kubeletcfg fleet --kubeconfig admin.conf --against intended.yaml -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch f.output {
+			case "text", "json", "yaml":
+			default:
+				return fmt.Errorf("--output %q: must be text, json or yaml", f.output)
+			}
+			if f.againstConfigMap && f.against != "" {
+				return fmt.Errorf("--against-configmap and --against exclude each other")
+			}
+			if f.concurrency < 1 {
+				return fmt.Errorf("--concurrency %d: must be at least 1", f.concurrency)
+			}
+			if f.timeout <= 0 {
+				return fmt.Errorf("--timeout %s: must be positive", f.timeout)
+			}
+			progress := newProgress(s)
+			rep, err := fleet.Scan(cmd.Context(), fleet.Options{Kubeconfig: f.kubeconfig, Context: f.kubeContext,
+				Selector: f.selector, AgainstConfigMap: f.againstConfigMap, AgainstFile: f.against,
+				Concurrency: f.concurrency, Timeout: f.timeout, Progress: progress.update})
+			progress.finish()
+			if err != nil {
+				return err
+			}
+			switch f.output {
+			case "json":
+				err = writeJSON(s, rep)
+			case "yaml":
+				var out []byte
+				if out, err = yaml.Marshal(rep); err == nil {
+					_, err = s.Out.Write(out)
+				}
+			default:
+				printFleet(s, rep)
+			}
+			// The report is out: say on stderr why there is nothing to compare.
+			switch {
+			case err != nil:
+				return err
+			case len(rep.Nodes) == 0:
+				fmt.Fprintf(s.ErrOut, "kubeletcfg: no node matches the selector %q\n", f.selector)
+				return errReported
+			case rep.Read() == 0:
+				fmt.Fprintf(s.ErrOut, "kubeletcfg: none of the %d nodes could be read\n", len(rep.Nodes))
+				return errReported
+			case rep.Drift():
+				return errCheckFailed
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.kubeContext, "context", "", "the kubeconfig context to use (default: its current context)")
+	fl.StringVarP(&f.selector, "selector", "l", "", "label selector of the nodes to read (default: all)")
+	fl.BoolVar(&f.againstConfigMap, "against-configmap", false, "compare with kubeadm's kube-system/kubelet-config ConfigMap")
+	fl.StringVar(&f.against, "against", "", "compare with this KubeletConfiguration file")
+	fl.IntVar(&f.concurrency, "concurrency", fleet.DefaultConcurrency, "nodes read at once")
+	fl.DurationVar(&f.timeout, "timeout", fleet.DefaultTimeout, "time for one read of a node's /configz")
+	fl.StringVarP(&f.output, "output", "o", "text", "output format: text, json (everything, per node) or yaml")
+	return cmd
+}
+
+// progress prints "nodes read / total, elapsed" on stderr, at most once a
+// second, once a scan has taken a second.
+type progress struct {
+	s          streams
+	mu         sync.Mutex
+	start      time.Time
+	last       time.Time
+	done, all  int
+	printedAny bool
+}
+
+func newProgress(s streams) *progress {
+	now := time.Now()
+	return &progress{s: s, start: now, last: now}
+}
+
+func (p *progress) update(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.all = done, total
+	if now := time.Now(); now.Sub(p.last) >= time.Second {
+		p.last = now
+		p.print()
+	}
+}
+
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.printedAny {
+		p.print()
+	}
+}
+
+func (p *progress) print() {
+	p.printedAny = true
+	fmt.Fprintf(p.s.ErrOut, "fleet: %d/%d nodes read, %.1fs\n", p.done, p.all, time.Since(p.start).Seconds())
+}
+
+func printFleet(s streams, rep *fleet.Report) {
+	out := s.Out
+	against := "compared with each other (the largest group)"
+	if rep.Reference != "" {
+		against = "against " + rep.Reference
+	}
+	fmt.Fprintf(out, "%s, %d read, %d unreadable; API server %s %s; %s\n",
+		count(len(rep.Nodes), "node"), rep.Read(), len(rep.Nodes)-rep.Read(), rep.APIServer, rep.APIServerVersion, against)
+	for _, g := range rep.Groups {
+		var versions []string
+		for _, v := range g.Versions {
+			versions = append(versions, fmt.Sprintf("%s (%d)", v.Minor, v.Count))
+		}
+		verdict := "matches"
+		if !g.Matches {
+			verdict = "differs in " + count(len(g.Differs), "field")
+		}
+		fmt.Fprintf(out, "\ngroup %d: %s, kubelet %s: %s\n", g.ID, count(g.Count, "node"), strings.Join(versions, ", "), verdict)
+		fmt.Fprintf(out, "  nodes: %s\n", names(g.Nodes))
+		for _, c := range g.Differs {
+			fmt.Fprintf(out, "  %s: %s -> %s  [%s]\n", c.Path, diff.Value(c.Old), diff.Value(c.New), classes(c))
+		}
+		for _, path := range rep.PerNodeFields {
+			vals := g.PerNode[path]
+			if len(vals) == 0 {
+				continue
+			}
+			var shown []string
+			for _, v := range vals[:min(len(vals), shownValues)] {
+				shown = append(shown, fmt.Sprintf("%s (%d)", v.Value, v.Count))
+			}
+			if len(vals) > shownValues {
+				shown = append(shown, fmt.Sprintf("and %d more values", len(vals)-shownValues))
+			}
+			fmt.Fprintf(out, "  per node, not compared: %s = %s\n", path, strings.Join(shown, ", "))
+		}
+	}
+	var unreadable []fleet.Node
+	for _, n := range rep.Nodes {
+		if n.Unreadable != nil {
+			unreadable = append(unreadable, n)
+		}
+	}
+	if len(unreadable) > 0 {
+		fmt.Fprintf(out, "\nunreadable: %s\n", count(len(unreadable), "node"))
+		for _, n := range unreadable {
+			ready := ""
+			if n.Ready != "True" {
+				ready = fmt.Sprintf(" (NotReady: Ready=%s %s)", orNone(n.Ready), n.ReadyReason)
+			}
+			fmt.Fprintf(out, "  %s  %s%s: %s\n", n.Name, n.Unreadable.Reason, ready, n.Unreadable.Message)
+		}
+	}
+	if rep.Skew.APIServerMinor == "" {
+		return
+	}
+	fmt.Fprintf(out, "\nversion skew against the API server's %s:\n", rep.Skew.APIServerMinor)
+	for _, m := range rep.Skew.Minors {
+		problem := "ok"
+		if m.Problem != "" {
+			problem = m.Problem
+		}
+		fmt.Fprintf(out, "  kubelet %s: %s: %s\n", m.Minor, count(m.Nodes, "node"), problem)
+		if m.UpgradeNote != "" {
+			fmt.Fprintf(out, "    upgrade to %s: %s\n", rep.Skew.APIServerMinor, m.UpgradeNote)
+		}
+		for _, u := range m.Upgrade {
+			fmt.Fprintf(out, "    upgrade to %s, group %s: %s\n", rep.Skew.APIServerMinor, ints(u.Groups), count(len(u.Findings), "finding"))
+			for _, fd := range u.Findings {
+				fmt.Fprintf(out, "      %-7s %s: %s\n", fd.Severity, fd.Subject, fd.Message)
+			}
+		}
+	}
+}
+
+// count says "1 node", "2 nodes".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func names(all []string) string {
+	if len(all) <= shownNodes {
+		return strings.Join(all, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(all[:shownNodes], ", "), len(all)-shownNodes)
+}
+
+func classes(c diff.Change) string {
+	var out []string
+	for _, cl := range c.Classes {
+		out = append(out, string(cl))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+func ints(xs []int) string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, fmt.Sprint(x))
+	}
+	return strings.Join(out, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,221 @@
+// Package fleettest stands in for a cluster in tests of fleet scans: an API
+// server that lists Nodes and answers the node proxy's /configz for each as
+// told, and the /configz answers of kubeadm nodes.
+package fleettest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// KubeadmConfigMap is the KubeletConfiguration as kubeadm 1.37 writes it into
+// kube-system/kubelet-config: its own defaults, zero values for the rest.
+const KubeadmConfigMap = `apiVersion: kubelet.config.k8s.io/v1beta1
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    cacheTTL: 0s
+    enabled: true
+  x509:
+    clientCAFile: /etc/kubernetes/pki/ca.crt
+authorization:
+  mode: Webhook
+  webhook:
+    cacheAuthorizedTTL: 0s
+    cacheUnauthorizedTTL: 0s
+cgroupDriver: systemd
+clusterDNS:
+- 10.96.0.10
+clusterDomain: cluster.local
+containerRuntimeEndpoint: ""
+cpuManagerReconcilePeriod: 0s
+crashLoopBackOff: {}
+evictionPressureTransitionPeriod: 0s
+fileCheckFrequency: 0s
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+httpCheckFrequency: 0s
+imageMaximumGCAge: 0s
+imageMinimumGCAge: 0s
+kind: KubeletConfiguration
+logging:
+  flushFrequency: 0
+  options:
+    json:
+      infoBufferSize: "0"
+    text:
+      infoBufferSize: "0"
+  verbosity: 0
+memorySwap: {}
+nodeStatusReportFrequency: 0s
+nodeStatusUpdateFrequency: 0s
+rotateCertificates: true
+runtimeRequestTimeout: 0s
+shutdownGracePeriod: 0s
+shutdownGracePeriodCriticalPods: 0s
+staticPodPath: /etc/kubernetes/manifests
+streamingConnectionIdleTimeout: 0s
+syncFrequency: 0s
+volumeStatsAggPeriod: 0s
+`
+
+// KubeadmNode is what a kubeadm node of a kubelet minor serves on /configz:
+// the ConfigMap's configuration, its own containerRuntimeEndpoint and
+// resolvConf, and edit on top.
+func KubeadmNode(t testing.TB, minor, criSocket string, edit func(*v1beta1.KubeletConfiguration)) []byte {
+	t.Helper()
+	v, err := schema.Resolve(minor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := config.Decode([]byte(KubeadmConfigMap), config.DecodeOptions{Version: v, AllowUnknownFields: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := doc.Config
+	cfg.ContainerRuntimeEndpoint = criSocket
+	cfg.ResolverConfig = Ptr("/run/systemd/resolve/resolv.conf")
+	if edit != nil {
+		edit(cfg)
+	}
+	js, err := config.JSON(config.Default(cfg, v), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(`{"kubeletconfig":` + string(js) + `}`)
+}
+
+func Ptr[T any](v T) *T { return &v }
+
+// Node is a Node the fake API server lists, and how its proxy answers.
+type Node struct {
+	Name, Version string
+	Ready         corev1.ConditionStatus
+	Labels        map[string]string
+	// Answer is what the node proxy answers for /configz, per attempt.
+	Answer func(attempt int, w http.ResponseWriter)
+}
+
+func Serves(body []byte) func(int, http.ResponseWriter) {
+	return func(_ int, w http.ResponseWriter) { w.Write(body) }
+}
+
+// ProxyError is the API server's answer when it cannot reach the kubelet.
+func ProxyError(code int, message string) func(int, http.ResponseWriter) {
+	return func(_ int, w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status: "Failure", Message: message, Code: int32(code)})
+	}
+}
+
+// APIServer stands in for kube-apiserver: /version, the Node list (in
+// pages), the node proxy's /configz and kubeadm's ConfigMap.
+type APIServer struct {
+	*httptest.Server
+	Kubeconfig string
+	mu         sync.Mutex
+	attempts   map[string]int
+	// Pages counts the Node list requests.
+	Pages atomic.Int32
+}
+
+func NewAPIServer(t testing.TB, version string, configMap string, nodes []Node) *APIServer {
+	t.Helper()
+	f := &APIServer{attempts: map[string]int{}}
+	byName := map[string]Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	f.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
+		switch {
+		case path == "/version":
+			fmt.Fprintf(w, `{"major":"1","minor":"37","gitVersion":%q}`, version)
+		case path == "/api/v1/nodes":
+			f.Pages.Add(1)
+			sel, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+			if err != nil {
+				ProxyError(400, err.Error())(0, w)
+				return
+			}
+			limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+			from, _ := strconv.Atoi(r.URL.Query().Get("continue"))
+			list := corev1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}}
+			for i := from; i < len(nodes); i++ {
+				if limit > 0 && len(list.Items) == limit {
+					list.Continue = strconv.Itoa(i)
+					break
+				}
+				n := nodes[i]
+				if !sel.Matches(labels.Set(n.Labels)) {
+					continue
+				}
+				obj := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
+				obj.Status.NodeInfo.KubeletVersion = n.Version
+				if n.Ready != "" {
+					obj.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: n.Ready, Reason: "KubeletNotReady", Message: "container runtime is down"}}
+				}
+				list.Items = append(list.Items, obj)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(list)
+		case strings.HasPrefix(path, "/api/v1/nodes/") && strings.HasSuffix(path, "/proxy/configz"):
+			name := strings.TrimSuffix(strings.TrimPrefix(path, "/api/v1/nodes/"), "/proxy/configz")
+			n, ok := byName[name]
+			if !ok {
+				ProxyError(404, fmt.Sprintf("nodes %q not found", name))(0, w)
+				return
+			}
+			f.mu.Lock()
+			f.attempts[name]++
+			attempt := f.attempts[name]
+			f.mu.Unlock()
+			n.Answer(attempt, w)
+		case path == "/api/v1/namespaces/kube-system/configmaps/kubelet-config" && configMap != "":
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
+				ObjectMeta: metav1.ObjectMeta{Name: "kubelet-config", Namespace: "kube-system"},
+				Data:       map[string]string{"kubelet": configMap}})
+		default:
+			ProxyError(404, "the server could not find the requested resource")(0, w)
+		}
+	}))
+	t.Cleanup(f.Close)
+	f.Kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(f.Kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "`+f.URL+`", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: ctx
+  context: {cluster: c, user: u}
+current-context: ctx
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

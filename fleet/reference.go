@@ -1,0 +1,160 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+// PerNodeField is a field set on each node rather than cluster-wide: its
+// value on a node is never drift.
+type PerNodeField struct {
+	Path string
+	Why  string
+}
+
+// PerNodeFields are the fields kubeadm writes per node (kubeadm's
+// phases/kubelet and componentconfigs: its ConfigMap leaves them out or holds
+// another node's value), and the cloud's ID of the node.
+var PerNodeFields = []PerNodeField{
+	{"containerRuntimeEndpoint", "the node's nodeRegistration.criSocket, in /var/lib/kubelet/instance-config.yaml (older kubeadm: --container-runtime-endpoint in kubeadm-flags.env)"},
+	{"resolvConf", "/run/systemd/resolve/resolv.conf where systemd-resolved runs on the node"},
+	{"registerWithTaints", "the node's nodeRegistration.taints, as --register-with-taints in kubeadm-flags.env of a joined worker"},
+	{"providerID", "the node's ID in its cloud (--provider-id), unique per node"},
+}
+
+func perNode(path string) bool {
+	for _, f := range PerNodeFields {
+		if path == f.Path || strings.HasPrefix(path, f.Path+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func perNodePaths() []string {
+	out := make([]string, len(PerNodeFields))
+	for i, f := range PerNodeFields {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// kubeadm's ConfigMap with the cluster's KubeletConfiguration, its key, and
+// the directory kubeadm writes it to on each node (relative paths in it are
+// resolved against that directory).
+const (
+	ConfigMapNamespace = "kube-system"
+	ConfigMapName      = "kubelet-config"
+	ConfigMapKey       = "kubelet"
+	kubeadmKubeletDir  = "/var/lib/kubelet"
+)
+
+// reference is a KubeletConfiguration document the nodes are compared with,
+// as each kubelet version reads it.
+type reference struct {
+	name string
+	doc  []byte
+	// dir resolves relative paths, as the kubelet does against its --config
+	// file's directory; "" leaves them.
+	dir string
+	// typeMeta: the document must say apiVersion and kind (a file or a
+	// ConfigMap; not a document made of a group's fields).
+	typeMeta bool
+	at       map[string]map[string]any
+}
+
+// running is the configuration kubelet v runs from the reference (as
+// config.ToMap renders it): its fields (unknown ones dropped, as the
+// kubelet's lenient decoding does), defaulted.
+func (r *reference) running(v *schema.Version) (map[string]any, error) {
+	if m, ok := r.at[v.Minor]; ok {
+		return m, nil
+	}
+	doc, err := config.Decode(r.doc, config.DecodeOptions{File: r.name, Version: v, AllowUnknownFields: true, AnyTypeMeta: !r.typeMeta})
+	if err != nil {
+		return nil, err
+	}
+	if errs := doc.Errors(); len(errs) > 0 {
+		return nil, errs[0]
+	}
+	cfg := config.Default(doc.Config, v)
+	if r.dir != "" {
+		cfg = config.ResolvePaths(cfg, v, r.dir)
+	}
+	m, err := config.ToMap(cfg, v)
+	if err != nil {
+		return nil, err
+	}
+	if r.at == nil {
+		r.at = map[string]map[string]any{}
+	}
+	r.at[v.Minor] = m
+	return m, nil
+}
+
+// fileReference reads a KubeletConfiguration file (a regular file, of a
+// configuration's size).
+func fileReference(path string) (*reference, error) {
+	data, err := nodefile.ReadFile(path, nodefile.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &reference{name: path, doc: data, typeMeta: true}, nil
+}
+
+// configMapReference reads kubeadm's kubelet-config ConfigMap.
+func configMapReference(ctx context.Context, c rest.Interface) (*reference, error) {
+	name := "ConfigMap " + ConfigMapNamespace + "/" + ConfigMapName
+	cm := &corev1.ConfigMap{}
+	if err := c.Get().Namespace(ConfigMapNamespace).Resource("configmaps").Name(ConfigMapName).Do(ctx).Into(cm); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	data, ok := cm.Data[ConfigMapKey]
+	if !ok {
+		return nil, fmt.Errorf("%s has no key %q (kubeadm writes the KubeletConfiguration there)", name, ConfigMapKey)
+	}
+	return &reference{name: name, doc: []byte(data), dir: kubeadmKubeletDir, typeMeta: true}, nil
+}
+
+// setsReference is a document made of the fields a group sets.
+func setsReference(name string, sets map[string]any) (*reference, error) {
+	doc, err := json.Marshal(nest(sets))
+	if err != nil {
+		return nil, err
+	}
+	return &reference{name: name, doc: doc}, nil
+}
+
+// nest turns dotted paths (objects' field names hold no dots) into a document.
+func nest(flat map[string]any) map[string]any {
+	out := map[string]any{}
+	paths := make([]string, 0, len(flat))
+	for p := range flat {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		parts := strings.Split(p, ".")
+		m := out
+		for _, part := range parts[:len(parts)-1] {
+			sub, ok := m[part].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[part] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = flat[p]
+	}
+	return out
+}

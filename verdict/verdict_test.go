@@ -1,0 +1,49 @@
+package verdict
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubeletcfg/kubeletcfg/schema"
+)
+
+const header = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+
+// TestDropinEdgesOf128: kubelet 1.28 loads a drop-in as a whole --config
+// file: a duplicate key is tolerated (the last wins) where 1.29 refuses the
+// drop-in, and a null inside a map is an empty value its start-up refuses.
+func TestDropinEdgesOf128(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(header+content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	file := write("config.yaml", "maxPods: 20\n")
+	write("dup/10-a.conf", "maxPods: 21\nmaxPods: 22\n")
+	write("null/10-a.conf", "evictionHard:\n  imagefs.available: null\n")
+	check := func(minor, dropins string) *Result {
+		v, _ := schema.Resolve(minor)
+		res, err := File(Options{File: file, ConfigDir: filepath.Join(dir, dropins), Version: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := check("1.28", "dup"); !res.Valid || len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0].Message, "kubelet 1.28 loads a drop-in as a --config file") {
+		t.Errorf("1.28, duplicate key in a drop-in: %+v, want valid with a warning", res)
+	}
+	if res := check("1.29", "dup"); res.Valid || !strings.Contains(res.Errors[0].Message, "duplicate key") {
+		t.Errorf("1.29, duplicate key in a drop-in: %+v, want the drop-in refused", res)
+	}
+	if res := check("1.28", "null"); res.Valid || !strings.Contains(res.Errors[0].Message, "quantities must match the regular expression") {
+		t.Errorf("1.28, null inside a map of a drop-in: %+v, want the empty quantity refused", res)
+	}
+}
