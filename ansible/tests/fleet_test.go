@@ -320,6 +320,12 @@ func TestInstallRoleAndMissingBinary(t *testing.T) {
         kubeletcfg_src: `+e.Bin+`
         kubeletcfg_dest: `+installed+`
     - name: Installed`+fmt.Sprintf(task, installed)+`
+    - name: No such src
+      kubeletcfg.kubelet.kubelet_config:
+        src: no-such-config.yaml
+        root: "{{ kubelet_root }}"
+        kubeletcfg_binary: `+installed+`
+      ignore_errors: true
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -330,9 +336,10 @@ func TestInstallRoleAndMissingBinary(t *testing.T) {
 	for _, c := range []struct{ task, want string }{
 		{"Missing", "is not an executable file"},
 		{"Too old", "too old for this collection"},
+		{"No such src", "src no-such-config.yaml: "},
 	} {
 		ev := r.One(t, "node-1", c.task)
-		if ev.Status != "failed" || !strings.Contains(ev.Msg(), c.want) || !strings.Contains(ev.Msg(), "kubeletcfg.kubelet.install") {
+		if ev.Status != "failed" || !strings.Contains(ev.Msg(), c.want) || (c.task != "No such src" && !strings.Contains(ev.Msg(), "kubeletcfg.kubelet.install")) {
 			t.Errorf("%s: want failed with %q and how to install:\n%s", c.task, c.want, ev)
 		}
 	}
