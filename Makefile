@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema fuzz fuzz-ci bench clean e2e kubelet apiserver controller-manager etcd ansible-core ansible-test ansible-demo
+.PHONY: all build test vet demo schema fuzz fuzz-ci bench clean e2e kubelet apiserver controller-manager etcd ansible-core ansible-test ansible-demo ansible-bench
 
 all: build
 
@@ -59,6 +59,11 @@ ansible-core:
 
 ansible-test: ansible-core
 	$(GO) test -tags ansible -count=1 -v ./ansible/tests/
+
+# The module's cost per host where nothing changes, against kubeletcfg diff
+# run directly, and the rollout playbook's over 1 and 20 hosts (wall and CPU).
+ansible-bench: ansible-core
+	$(GO) test -tags ansible -run '^$$' -bench NoChange -benchtime 3x ./ansible/tests/
 
 # The rollout playbook in check and diff mode against the embedded sample node
 # (its node tree as --root): the classified changes and the before/after of

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,22 +18,10 @@ import (
 // kubelet's /configz on every host; a change that kills the kubelet is
 // rolled back on the canary, its task fails with the kubelet's own error,
 // the kubelet is healthy on the old file, and no other host is touched.
+// Then a drop-in through the module, live on /configz.
 func TestAnsibleRollout(t *testing.T) {
-	kubelet, minor, dir, sock := kubeletNode(t)
-	base := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
-		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
-	cfg := filepath.Join(dir, "config.yaml")
-	write(t, cfg, base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
-	args := []string{"--config=" + cfg, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki")}
-	restart := restartScript(t, dir, "setsid "+kubelet+" "+strings.Join(args, " "))
-	t.Cleanup(func() {
-		exec.Command("pkill", "-9", "-f", "config="+cfg).Run()
-		time.Sleep(300 * time.Millisecond)
-	})
-	if out, err := exec.Command(restart).CombinedOutput(); err != nil {
-		t.Fatalf("start: %v %s", err, out)
-	}
-	waitHealthy(t, dir)
+	k := startConfigKubelet(t)
+	minor, dir, base, cfg, args, restart := k.minor, k.dir, k.base, k.cfg, k.args, k.restart
 
 	e := harness.Setup(t, "..", dir)
 	sample, err := os.ReadFile("../testdata/nodes/kubeadm-1.31/var/lib/kubelet/config.yaml")
@@ -137,4 +124,34 @@ func TestAnsibleRollout(t *testing.T) {
 		t.Errorf("after the rollback /configz maxPods = %v, want 111", got)
 	}
 	t.Logf("fatal change: %s", ev.Msg())
+
+	// A drop-in of the kubelet's --config-dir, through the module.
+	play := filepath.Join(dir, "dropin.yml")
+	write(t, play, `- hosts: node-0
+  gather_facts: false
+  tasks:
+    - name: Apply a drop-in
+      kubeletcfg.kubelet.kubelet_config:
+        dropins:
+          50-pods.conf: {maxPods: 133}
+        node_name: "{{ kubelet_node_name }}"
+        kubelet_version: "{{ kubelet_version }}"
+        kubelet_args: "{{ kubelet_args }}"
+        restart_command: "{{ kubelet_restart_command }}"
+        pid_file: "{{ kubelet_pid_file }}"
+        kubelet_log: "{{ kubelet_log }}"
+        state_dir: "{{ kubeletcfg_state_dir }}"
+        kubeletcfg_binary: "{{ kubeletcfg_binary }}"
+        stable_for: 2
+`)
+	r = e.Playbook(t, inv, play, nil)
+	if ev := r.One(t, "node-0", "Apply a drop-in"); r.Code != 0 || !ev.Changed() {
+		t.Fatalf("drop-in: exit %d\n%s", r.Code, ev)
+	}
+	if b, err := os.ReadFile(filepath.Join(k.confd, "50-pods.conf")); err != nil || !strings.Contains(string(b), "maxPods: 133") {
+		t.Errorf("the drop-in: %v\n%s", err, b)
+	}
+	if got := configzMaxPods(t); got != 133 {
+		t.Errorf("after the drop-in /configz maxPods = %v, want 133", got)
+	}
 }

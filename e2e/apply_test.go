@@ -21,28 +21,8 @@ import (
 // kills the kubelet right after it starts is rolled back; a second apply
 // while one holds the lock is refused.
 func TestApply(t *testing.T) {
-	kubelet, minor, dir, sock := kubeletNode(t)
-	base := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
-		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
-	cfg := filepath.Join(dir, "config.yaml")
-	write(t, cfg, base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
-	confd := filepath.Join(dir, "conf.d")
-	if err := os.MkdirAll(confd, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"--config=" + cfg, "--config-dir=" + confd, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki")}
-
-	// The restart command stops the running kubelet and starts a new one.
-	restart := restartScript(t, dir, "KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid "+kubelet+" "+strings.Join(args, " "))
-	t.Cleanup(func() {
-		// Every kubelet this test started (the guard may have started one).
-		exec.Command("pkill", "-9", "-f", "config="+cfg).Run()
-		time.Sleep(300 * time.Millisecond)
-	})
-	if out, err := exec.Command(restart).CombinedOutput(); err != nil {
-		t.Fatalf("start: %v %s", err, out)
-	}
-	waitHealthy(t, dir)
+	k := startConfigKubelet(t)
+	minor, dir, base, cfg, confd, args, restart := k.minor, k.dir, k.base, k.cfg, k.confd, k.args, k.restart
 
 	bin := filepath.Join(dir, "kubeletcfg")
 	if out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
@@ -291,6 +271,42 @@ func TestApply(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "holds the lock") {
 		t.Errorf("concurrent apply: exit %d, want 2 naming the lock\n%s", code, out)
 	}
+}
+
+// configKubelet is a real kubelet the test started on a config file of its
+// own (cgroupfs, maxPods 100) with a drop-in directory, healthy.
+type configKubelet struct {
+	minor, dir string
+	base       string // the config file's lines every change keeps
+	cfg, confd string // the config file and the drop-in directory
+	args       []string
+	restart    string // the restart command (restartScript)
+}
+
+func startConfigKubelet(t *testing.T) *configKubelet {
+	t.Helper()
+	kubelet, minor, dir, sock := kubeletNode(t)
+	k := &configKubelet{minor: minor, dir: dir, cfg: filepath.Join(dir, "config.yaml"), confd: filepath.Join(dir, "conf.d"),
+		base: "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
+			"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"}
+	write(t, k.cfg, k.base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
+	if err := os.MkdirAll(k.confd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	k.args = []string{"--config=" + k.cfg, "--config-dir=" + k.confd, "--root-dir=" + filepath.Join(dir, "root"), "--cert-dir=" + filepath.Join(dir, "pki")}
+
+	// The restart command stops the running kubelet and starts a new one.
+	k.restart = restartScript(t, dir, "KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid "+kubelet+" "+strings.Join(k.args, " "))
+	t.Cleanup(func() {
+		// Every kubelet this test started (the guard may have started one).
+		exec.Command("pkill", "-9", "-f", "config="+k.cfg).Run()
+		time.Sleep(300 * time.Millisecond)
+	})
+	if out, err := exec.Command(k.restart).CombinedOutput(); err != nil {
+		t.Fatalf("start: %v %s", err, out)
+	}
+	waitHealthy(t, dir)
+	return k
 }
 
 func waitHealthy(t *testing.T, dir string) {

@@ -215,6 +215,29 @@ func TestFleet(t *testing.T) {
 		same(t, "an invalid configuration", before, files())
 	})
 
+	t.Run("a change that makes a CIS check fail is refused without allow_insecure", func(t *testing.T) {
+		before := files()
+		r := rollout(t, map[string]any{"kubelet_config": config(t, strings.Replace(changed, "anonymous:\n    enabled: false", "anonymous:\n    enabled: true", 1))})
+		if r.Code == 0 {
+			t.Fatalf("exit 0 for a change that breaks CIS 4.2.1\n%s", r.Output)
+		}
+		plan := r.One(t, "node-1", "Plan the change")
+		if plan.Status != "ok" || !strings.Contains(plan.String(), `"breaks":[{`) || !strings.Contains(plan.String(), `"id":"4.2.1"`) ||
+			!strings.Contains(plan.String(), `"warnings":["CIS 4.2.1 would fail`) {
+			t.Errorf("the plan: want the broken check returned and warned about:\n%s", plan)
+		}
+		ev := r.One(t, "node-1", "Apply the change")
+		if ev.Status != "failed" || ev.Changed() || !strings.Contains(ev.Msg(), "--allow-insecure") {
+			t.Errorf("the canary: want refused, not changed, naming --allow-insecure:\n%s", ev)
+		}
+		for _, n := range names[1:] {
+			if evs := r.Of(n, ""); len(evs) != 0 {
+				t.Errorf("%s ran tasks after the canary was refused", n)
+			}
+		}
+		same(t, "a refused insecure change", before, files())
+	})
+
 	t.Run("a configuration that kills the kubelet is rolled back and the rollout stops", func(t *testing.T) {
 		before := files()
 		started := restarts()
@@ -297,6 +320,12 @@ func TestInstallRoleAndMissingBinary(t *testing.T) {
         kubeletcfg_src: `+e.Bin+`
         kubeletcfg_dest: `+installed+`
     - name: Installed`+fmt.Sprintf(task, installed)+`
+    - name: No such src
+      kubeletcfg.kubelet.kubelet_config:
+        src: no-such-config.yaml
+        root: "{{ kubelet_root }}"
+        kubeletcfg_binary: `+installed+`
+      ignore_errors: true
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -307,9 +336,10 @@ func TestInstallRoleAndMissingBinary(t *testing.T) {
 	for _, c := range []struct{ task, want string }{
 		{"Missing", "is not an executable file"},
 		{"Too old", "too old for this collection"},
+		{"No such src", "src no-such-config.yaml: "},
 	} {
 		ev := r.One(t, "node-1", c.task)
-		if ev.Status != "failed" || !strings.Contains(ev.Msg(), c.want) || !strings.Contains(ev.Msg(), "kubeletcfg.kubelet.install") {
+		if ev.Status != "failed" || !strings.Contains(ev.Msg(), c.want) || (c.task != "No such src" && !strings.Contains(ev.Msg(), "kubeletcfg.kubelet.install")) {
 			t.Errorf("%s: want failed with %q and how to install:\n%s", c.task, c.want, ev)
 		}
 	}

@@ -6,7 +6,7 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible.errors import AnsibleActionFail
+from ansible.errors import AnsibleError
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
@@ -27,7 +27,7 @@ class ActionModule(ActionBase):
         if src and not args.get("remote_src"):
             try:
                 path = self._find_needle("files", src)
-            except AnsibleActionFail as e:
+            except AnsibleError as e:
                 result.update(failed=True, msg="src %s: %s" % (src, to_text(e)))
                 return result
             with open(path, "rb") as f:

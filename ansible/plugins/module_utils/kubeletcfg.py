@@ -46,6 +46,7 @@ APPLY_FLAGS = {
     "migrate": _bool("--from-migrate"),
     "config_path": _opt("--config-path"),
     "drained": _bool("--drained"),
+    "allow_insecure": _bool("--allow-insecure"),
     "restart_command": _opt("--restart-command"),
     "unit": _opt("--unit"),
     "pid_file": _opt("--pid-file"),

@@ -101,6 +101,12 @@ options:
   kubelet_log:
     description: With I(restart_command), the kubelet's log file, read for the cause of a failure.
     type: path
+  allow_insecure:
+    description:
+      - Apply a change that makes a CIS kubelet check fail that passes now (C(kubeletcfg audit)); without it such a change
+        is refused before anything is written. The checks it breaks are returned in I(breaks) either way.
+    type: bool
+    default: false
   drained:
     description: The node is drained (changes classified C(drain), such as the CPU manager policy, need it).
     type: bool
@@ -213,6 +219,17 @@ config_file:
   returned: always
   type: str
   sample: /var/lib/kubelet/config.yaml
+breaks:
+  description: The CIS kubelet checks that pass now and would fail after the change (see I(allow_insecure)).
+  returned: when the change breaks one
+  type: list
+  elements: dict
+  sample:
+    - id: "4.2.1"
+      section: cis
+      title: Ensure that the --anonymous-auth argument is set to false (Automated)
+      status: fail
+      value: "true"
 writes:
   description: Every file the change writes (in check mode, would write).
   returned: always
@@ -293,6 +310,7 @@ def argument_spec():
         unit=dict(type="str"),
         pid_file=dict(type="path"),
         kubelet_log=dict(type="path"),
+        allow_insecure=dict(type="bool", default=False),
         drained=dict(type="bool", default=False),
         health_timeout=dict(type="int"),
         stable_for=dict(type="int"),
@@ -392,6 +410,10 @@ def main():
     )
     if out.get("backup"):
         result["backup_file"] = out["backup"]
+    if out.get("breaks"):
+        result["breaks"] = out["breaks"]
+        for b in out["breaks"]:
+            module.warn("CIS %s would fail: %s (%s)" % (b.get("id"), b.get("title"), b.get("value")))
     if out.get("healthyAfterNs"):
         result["restart_to_healthy_s"] = round(out["healthyAfterNs"] / 1e9, 3)
     if module._diff:
