@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema fuzz fuzz-ci bench clean e2e kubelet apiserver ansible-core ansible-test ansible-demo
+.PHONY: all build test vet demo schema fuzz fuzz-ci bench clean e2e kubelet apiserver controller-manager etcd ansible-core ansible-test ansible-demo
 
 all: build
 
@@ -130,8 +130,10 @@ $(KUBELET):
 	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
 	  k8s.io/kubernetes/cmd/kubelet
 
-# The kube-apiserver of the same release, and etcd from Debian: diff --live
-# through the API server's node proxy is tested against them.
+# The control plane of the same release: kube-apiserver, kube-controller-manager
+# and the etcd that release requires (go.etcd.io/etcd/server/v3 at the version
+# in k8s.io/kubernetes's go.mod; Debian's etcd is older than it supports).
+# diff --live through the node proxy and the cluster-aware apply run on them.
 APISERVER := $(CURDIR)/_build/kube-apiserver-$(E2E_RELEASE)
 apiserver: $(APISERVER)
 $(APISERVER):
@@ -143,6 +145,27 @@ $(APISERVER):
 	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
 	  k8s.io/kubernetes/cmd/kube-apiserver
 
+CONTROLLER_MANAGER := $(CURDIR)/_build/kube-controller-manager-$(E2E_RELEASE)
+controller-manager: $(CONTROLLER_MANAGER)
+$(CONTROLLER_MANAGER):
+	hack/schemagen/prepare.sh $(E2E_RELEASE) _build/schemagen/$(E2E_RELEASE)
+	rm -rf _build/controller-manager && mkdir -p _build/controller-manager
+	sed 's#^module .*#module kubeletcfg.local/controllermanager#' _build/schemagen/$(E2E_RELEASE)/go.mod > _build/controller-manager/go.mod
+	printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kube-controller-manager/app"\n' > _build/controller-manager/tools.go
+	cd _build/controller-manager && $(GO) mod tidy && $(GO) build -o $(CONTROLLER_MANAGER) \
+	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
+	  k8s.io/kubernetes/cmd/kube-controller-manager
+
+# etcd's main package is its server module's root, whose replace lines stop
+# go install: a wrapper module requires it at the version the release pins.
+ETCD := $(CURDIR)/_build/etcd-for-$(E2E_RELEASE)
+etcd: $(ETCD)
+$(ETCD):
+	rm -rf _build/etcd && mkdir -p _build/etcd
+	cd _build/etcd && printf 'module kubeletcfg.local/etcd\n\ngo 1.26\n' > go.mod && \
+	  v=$$(awk '$$1=="go.etcd.io/etcd/server/v3"{print $$2}' "$$($(GO) mod download -json k8s.io/kubernetes@$(E2E_RELEASE) | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')") && \
+	  test -n "$$v" && $(GO) get go.etcd.io/etcd/server/v3@$$v && $(GO) build -o $(ETCD) go.etcd.io/etcd/server/v3
+
 # A Debian tree with systemd, containerd and runc, booted with systemd-nspawn
 # for the apply tests under a real systemd (~1 min to make, once).
 NSPAWN_ROOTFS := $(CURDIR)/_build/nspawn/rootfs
@@ -152,6 +175,6 @@ $(NSPAWN_ROOTFS)/lib/systemd/systemd:
 	debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,containerd,runc,iproute2 bookworm $(NSPAWN_ROOTFS).tmp
 	rm -rf $(NSPAWN_ROOTFS) && mv $(NSPAWN_ROOTFS).tmp $(NSPAWN_ROOTFS)
 
-e2e: $(KUBELET) $(APISERVER) $(NSPAWN_ROOTFS)/lib/systemd/systemd ansible-core
-	@command -v containerd >/dev/null && command -v systemd-nspawn >/dev/null && command -v etcd >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container etcd-server; }
-	NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) APISERVER_BIN=$(APISERVER) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v ./e2e/
+e2e: $(KUBELET) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(NSPAWN_ROOTFS)/lib/systemd/systemd ansible-core
+	@command -v containerd >/dev/null && command -v systemd-nspawn >/dev/null && command -v ip >/dev/null && test -x /usr/lib/cni/bridge || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container iproute2 containernetworking-plugins; }
+	NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) APISERVER_BIN=$(APISERVER) CONTROLLER_MANAGER_BIN=$(CONTROLLER_MANAGER) ETCD_BIN=$(ETCD) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v -timeout 60m ./e2e/

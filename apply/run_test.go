@@ -795,7 +795,9 @@ func TestOneGuardAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- Guard(context.Background(), GuardOptions{StateDir: n.state, ID: "x", Restarter: n.kubelet, Clock: realClock{}}) }()
+	go func() {
+		done <- Guard(context.Background(), GuardOptions{StateDir: n.state, ID: "x", Restarter: n.kubelet, Clock: realClock{}})
+	}()
 	select {
 	case err := <-done:
 		t.Fatalf("a second guard ran beside the first: %v", err)

@@ -86,7 +86,7 @@ func TestDrainEvictsByKubectlRules(t *testing.T) {
 	if got != "done,web" {
 		t.Errorf("evicted %s, want done,web (DaemonSet, static and other nodes' pods stay)", got)
 	}
-	for _, want := range []string{"leaving DaemonSet pod default/agent", "leaving static pod default/static", "pod default/web evicted", "drained: 2 pods evicted"} {
+	for _, want := range []string{"leaving DaemonSet pod default/agent", "leaving static pod default/static", "pod default/web evicted", "drained (2 evicted)"} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}

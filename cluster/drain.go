@@ -88,7 +88,7 @@ func (n *Node) Drain(ctx context.Context, o DrainOptions) error {
 		}
 		return err
 	}
-	n.step("drained: %d pods evicted", len(evict))
+	n.step("drained (%d evicted)", len(evict))
 	return nil
 }
 

@@ -395,8 +395,9 @@ KUBELET_EXTRA_ARGS="--max-pods=120 --cgroup-driver=cgroupfs --v=1"
 
 // kubeletNode prepares a private directory for a kubelet the test starts: the
 // kubelet and its version from make e2e, a containerd of its own, and the
-// sysctls the kubelet changes put back afterwards.
-func kubeletNode(t *testing.T) (kubelet, minor, dir, sock string) {
+// sysctls the kubelet changes put back afterwards. cri, when given, writes
+// what the containerd needs in dir and says it (startContainerd's cri).
+func kubeletNode(t *testing.T, cri ...func(dir string) string) (kubelet, minor, dir, sock string) {
 	t.Helper()
 	kubelet, minor = os.Getenv("KUBELET_BIN"), os.Getenv("KUBELET_VERSION")
 	if kubelet == "" {
@@ -410,7 +411,11 @@ func kubeletNode(t *testing.T) (kubelet, minor, dir, sock string) {
 	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
 	t.Cleanup(saveSysctls(t))
 	requireNoKubelet(t)
-	return kubelet, minor, dir, startContainerd(t, dir)
+	var more []string
+	for _, c := range cri {
+		more = append(more, c(dir))
+	}
+	return kubelet, minor, dir, startContainerd(t, dir, more...)
 }
 
 // restartScript writes the restart command apply runs: it stops the kubelet

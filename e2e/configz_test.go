@@ -184,8 +184,9 @@ func saveSysctls(t *testing.T) func() {
 	}
 }
 
-// startContainerd runs containerd with its own state and socket.
-func startContainerd(t *testing.T, dir string) string {
+// startContainerd runs containerd with its own state and socket; cri is
+// more of its CRI plugin's section (keys, then subsections).
+func startContainerd(t *testing.T, dir string, cri ...string) string {
 	t.Helper()
 	sock := filepath.Join(dir, "containerd.sock")
 	cfg := filepath.Join(dir, "containerd.toml")
@@ -196,7 +197,7 @@ state = %q
   address = %q
 [plugins."io.containerd.grpc.v1.cri"]
   restrict_oom_score_adj = true
-`, filepath.Join(dir, "containerd-root"), filepath.Join(dir, "containerd-state"), sock))
+`, filepath.Join(dir, "containerd-root"), filepath.Join(dir, "containerd-state"), sock)+strings.Join(cri, ""))
 	log, err := os.Create(filepath.Join(dir, "containerd.log"))
 	if err != nil {
 		t.Fatal(err)
