@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/kubelet/config/v1beta1"
-	"sigs.k8s.io/yaml"
 )
 
 // simAddr is where the simulated kubelets listen: an address of the test's
@@ -72,44 +71,58 @@ type fleetReport struct {
 	} `json:"skew"`
 }
 
-// kubeadmKubeletConfigMap is kube-system/kubelet-config as kubeadm writes it
-// for a cluster whose KubeletConfiguration sets what testdata/validate/
-// ok-typical.yaml sets: kubeadm defaults the component config
-// (componentconfigs/kubelet.go Default) and marshals the v1beta1 object with
-// its JSON field names (zero values of fields without omitempty included),
-// under the key "kubelet". containerRuntimeEndpoint is per node (its
-// instance configuration), so the ConfigMap holds "".
-func kubeadmKubeletConfigMap(t *testing.T) *corev1.ConfigMap {
+// uploadKubeletConfig has kubeadm write kube-system/kubelet-config as it
+// does at init (init phase upload-config kubelet) for a cluster whose
+// KubeletConfiguration sets what testdata/validate/ok-typical.yaml sets;
+// kubeadm's own defaults give the rest of that file (cgroupDriver,
+// authentication, clusterDNS from the service subnet, staticPodPath) but
+// containerRuntimeEndpoint, which kubeadm keeps per node.
+func uploadKubeletConfig(t *testing.T, api *apiServer, dir string) {
 	t.Helper()
-	yes, no := true, false
-	healthz := int32(10248)
-	cfg := v1beta1.KubeletConfiguration{
-		TypeMeta:      metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
-		StaticPodPath: "/etc/kubernetes/manifests",
-		ClusterDNS:    []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
-		Authentication: v1beta1.KubeletAuthentication{
-			X509:      v1beta1.KubeletX509Authentication{ClientCAFile: "/etc/kubernetes/pki/ca.crt"},
-			Anonymous: v1beta1.KubeletAnonymousAuthentication{Enabled: &no},
-			Webhook:   v1beta1.KubeletWebhookAuthentication{Enabled: &yes},
-		},
-		Authorization:      v1beta1.KubeletAuthorization{Mode: v1beta1.KubeletAuthorizationModeWebhook},
-		HealthzBindAddress: "127.0.0.1", HealthzPort: &healthz,
-		RotateCertificates: true,
-		CgroupDriver:       "systemd",
-		// the cluster's own settings
-		EvictionHard:       map[string]string{"memory.available": "200Mi", "nodefs.available": "10%"},
-		KubeReserved:       map[string]string{"cpu": "100m", "memory": "256Mi"},
-		SystemReserved:     map[string]string{"cpu": "100m", "memory": "256Mi"},
-		MaxPods:            250,
-		ServerTLSBootstrap: true,
-		TLSMinVersion:      "VersionTLS12",
+	bin := os.Getenv("KUBEADM_BIN")
+	if bin == "" {
+		t.Fatal("KUBEADM_BIN is not set: run make e2e")
 	}
-	data, err := yaml.Marshal(cfg)
+	cfg := filepath.Join(dir, "kubeadm.yaml")
+	write(t, cfg, `apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: `+api.Net.HostIP+`
+nodeRegistration:
+  name: e2e-kubeadm
+  criSocket: unix:///var/run/containerd/containerd.sock
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.37.2
+networking:
+  serviceSubnet: 10.96.0.0/12
+  dnsDomain: cluster.local
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+evictionHard:
+  memory.available: 200Mi
+  nodefs.available: 10%
+kubeReserved:
+  cpu: 100m
+  memory: 256Mi
+systemReserved:
+  cpu: 100m
+  memory: 256Mi
+maxPods: 250
+serverTLSBootstrap: true
+tlsMinVersion: VersionTLS12
+`)
+	out, err := exec.Command(bin, "init", "phase", "upload-config", "kubelet", "--config", cfg, "--kubeconfig", api.Kubeconfig).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubeadm init phase upload-config kubelet: %v\n%s", err, out)
+	}
+	cm, err := api.Client.CoreV1().ConfigMaps("kube-system").Get(context.Background(), "kubelet-config", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kubelet-config", Namespace: "kube-system"},
-		Data: map[string]string{"kubelet": string(data)}}
+	t.Logf("kube-system/kubelet-config as kubeadm wrote it:\n%s", cm.Data["kubelet"])
 }
 
 // renewLeases keeps the simulated nodes' Leases fresh, as their kubelets
@@ -213,9 +226,7 @@ func TestFleet(t *testing.T) {
 	createNodes(t, api.Client, simAddr, nodes)
 	renewLeases(t, api.Client, names)
 	ctx := context.Background()
-	if _, err := api.Client.CoreV1().ConfigMaps("kube-system").Create(ctx, kubeadmKubeletConfigMap(t), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	uploadKubeletConfig(t, api, n.Dir)
 
 	bin := filepath.Join(n.Dir, "kubeletcfg")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
