@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema fuzz fuzz-ci bench clean e2e kubelet apiserver controller-manager etcd ansible-core ansible-test ansible-demo ansible-bench
+.PHONY: all build test vet demo schema fuzz fuzz-ci bench bench-fleet clean e2e kubelet apiserver controller-manager etcd kubeadm ansible-core ansible-test ansible-demo ansible-bench
 
 all: build
 
@@ -131,9 +131,21 @@ KUBELET     := $(CURDIR)/_build/kubelet-$(E2E_RELEASE)
 kubelet: $(KUBELET)
 $(KUBELET):
 	hack/schemagen/prepare.sh $(E2E_RELEASE) _build/schemagen/$(E2E_RELEASE)
-	cd _build/schemagen/$(E2E_RELEASE) && $(GO) build -o $(KUBELET) \
-	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
-	  k8s.io/kubernetes/cmd/kubelet
+	cd _build/schemagen/$(E2E_RELEASE) && $(GO) build -o $(KUBELET) -ldflags "$(K8S_LDFLAGS)" k8s.io/kubernetes/cmd/kubelet
+
+# The version the built commands say, as a release build says it.
+K8S_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))
+
+# k8s-command builds a command of k8s.io/kubernetes at the e2e release in a
+# module of its own, _build/$(1), whose go.mod is the generator's (the
+# release's versions): $(2) the binary, $(3) the command's package.
+define k8s-command
+	hack/schemagen/prepare.sh $(E2E_RELEASE) _build/schemagen/$(E2E_RELEASE)
+	rm -rf _build/$(1) && mkdir -p _build/$(1)
+	sed 's#^module .*#module kubeletcfg.local/$(1)#' _build/schemagen/$(E2E_RELEASE)/go.mod > _build/$(1)/go.mod
+	printf '//go:build tools\n\npackage tools\n\nimport _ "$(3)/app"\n' > _build/$(1)/tools.go
+	cd _build/$(1) && $(GO) mod tidy && $(GO) build -o $(2) -ldflags "$(K8S_LDFLAGS)" $(3)
+endef
 
 # The control plane of the same release: kube-apiserver, kube-controller-manager
 # and the etcd that release requires (go.etcd.io/etcd/server/v3 at the version
@@ -142,24 +154,19 @@ $(KUBELET):
 APISERVER := $(CURDIR)/_build/kube-apiserver-$(E2E_RELEASE)
 apiserver: $(APISERVER)
 $(APISERVER):
-	hack/schemagen/prepare.sh $(E2E_RELEASE) _build/schemagen/$(E2E_RELEASE)
-	rm -rf _build/apiserver && mkdir -p _build/apiserver
-	sed 's#^module .*#module kubeletcfg.local/apiserver#' _build/schemagen/$(E2E_RELEASE)/go.mod > _build/apiserver/go.mod
-	printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver/app"\n' > _build/apiserver/tools.go
-	cd _build/apiserver && $(GO) mod tidy && $(GO) build -o $(APISERVER) \
-	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
-	  k8s.io/kubernetes/cmd/kube-apiserver
+	$(call k8s-command,apiserver,$(APISERVER),k8s.io/kubernetes/cmd/kube-apiserver)
 
 CONTROLLER_MANAGER := $(CURDIR)/_build/kube-controller-manager-$(E2E_RELEASE)
 controller-manager: $(CONTROLLER_MANAGER)
 $(CONTROLLER_MANAGER):
-	hack/schemagen/prepare.sh $(E2E_RELEASE) _build/schemagen/$(E2E_RELEASE)
-	rm -rf _build/controller-manager && mkdir -p _build/controller-manager
-	sed 's#^module .*#module kubeletcfg.local/controllermanager#' _build/schemagen/$(E2E_RELEASE)/go.mod > _build/controller-manager/go.mod
-	printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kube-controller-manager/app"\n' > _build/controller-manager/tools.go
-	cd _build/controller-manager && $(GO) mod tidy && $(GO) build -o $(CONTROLLER_MANAGER) \
-	  -ldflags "-X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))" \
-	  k8s.io/kubernetes/cmd/kube-controller-manager
+	$(call k8s-command,controller-manager,$(CONTROLLER_MANAGER),k8s.io/kubernetes/cmd/kube-controller-manager)
+
+# kubeadm of the same release: the fleet e2e has it write its
+# kube-system/kubelet-config ConfigMap (init phase upload-config kubelet).
+KUBEADM := $(CURDIR)/_build/kubeadm-$(E2E_RELEASE)
+kubeadm: $(KUBEADM)
+$(KUBEADM):
+	$(call k8s-command,kubeadm,$(KUBEADM),k8s.io/kubernetes/cmd/kubeadm)
 
 # etcd's main package is its server module's root, whose replace lines stop
 # go install: a wrapper module requires it at the version the release pins.
@@ -180,6 +187,15 @@ $(NSPAWN_ROOTFS)/lib/systemd/systemd:
 	debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,containerd,runc,iproute2 bookworm $(NSPAWN_ROOTFS).tmp
 	rm -rf $(NSPAWN_ROOTFS) && mv $(NSPAWN_ROOTFS).tmp $(NSPAWN_ROOTFS)
 
-e2e: $(KUBELET) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(NSPAWN_ROOTFS)/lib/systemd/systemd ansible-core
+e2e: $(KUBELET) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBEADM) $(NSPAWN_ROOTFS)/lib/systemd/systemd ansible-core
 	@command -v containerd >/dev/null && command -v systemd-nspawn >/dev/null && command -v ip >/dev/null && test -x /usr/lib/cni/bridge || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container iproute2 containernetworking-plugins; }
-	NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) APISERVER_BIN=$(APISERVER) CONTROLLER_MANAGER_BIN=$(CONTROLLER_MANAGER) ETCD_BIN=$(ETCD) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v -timeout 60m ./e2e/
+	NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) APISERVER_BIN=$(APISERVER) CONTROLLER_MANAGER_BIN=$(CONTROLLER_MANAGER) ETCD_BIN=$(ETCD) KUBEADM_BIN=$(KUBEADM) KUBELET_VERSION=$(E2E_MINOR) $(GO) test -tags e2e -count=1 -v -timeout 60m ./e2e/
+
+# kubeletcfg fleet over 5,000 simulated nodes on the e2e control plane: per
+# scan the wall time, peak memory and CPU of kubeletcfg and the API server's
+# CPU and latency for other requests, from 500 to 5,000 nodes at the default
+# concurrency and at a quarter and four times it (~5 minutes; not in make e2e).
+bench-fleet: $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD)
+	@command -v ip >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2; }
+	FLEET_BENCH=1 APISERVER_BIN=$(APISERVER) CONTROLLER_MANAGER_BIN=$(CONTROLLER_MANAGER) ETCD_BIN=$(ETCD) \
+	  $(GO) test -tags e2e -count=1 -v -timeout 40m -run '^TestFleetBenchmark$$' ./e2e/

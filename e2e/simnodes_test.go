@@ -18,7 +18,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,47 +27,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/client-go/rest"
-
-	"github.com/kubeletcfg/kubeletcfg/node"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Simulated nodes are Node objects whose kubelet endpoint is a small server
 // of this test that answers /configz as a kubelet does. The API server
-// refuses to proxy to loopback, so they listen on the host end of a veth
-// pair the test creates (its other end in a network namespace of its own),
-// each node on its own port of that one address.
-
-// fleetVeth creates the veth pair kcfleet0 (here) / kcfleet1 (in the
-// network namespace kcfleet) with 10.213.14.1/30 and .2, and returns the
-// address the simulated kubelets listen on.
-func fleetVeth(t testing.TB) string {
-	t.Helper()
-	const ns, host, peer, hostAddr, peerAddr = "kcfleet", "kcfleet0", "kcfleet1", "10.213.14.1", "10.213.14.2"
-	cleanup := func() {
-		_ = exec.Command("ip", "link", "del", host).Run()
-		_ = exec.Command("ip", "netns", "del", ns).Run()
-	}
-	cleanup() // what an interrupted run left
-	for _, args := range [][]string{
-		{"netns", "add", ns},
-		{"link", "add", host, "type", "veth", "peer", "name", peer},
-		{"link", "set", peer, "netns", ns},
-		{"addr", "add", hostAddr + "/30", "dev", host},
-		{"link", "set", host, "up"},
-		{"-n", ns, "addr", "add", peerAddr + "/30", "dev", peer},
-		{"-n", ns, "link", "set", peer, "up"},
-	} {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			cleanup()
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	t.Cleanup(cleanup)
-	return hostAddr
-}
+// refuses to proxy to loopback, so they listen on an address of the test's
+// own veth pair (nodeNet), each node on its own port of that one address.
 
 // simKubelets serves /configz for simulated nodes.
 type simKubelets struct {
@@ -182,30 +147,8 @@ type simNode struct {
 	labels        map[string]string
 }
 
-// coreClient is client-go's REST client for core/v1 with a kubeconfig.
-func coreClient(t testing.TB, kubeconfig string) rest.Interface {
-	t.Helper()
-	cfg, err := node.RESTConfig(kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	cfg.GroupVersion = &corev1.SchemeGroupVersion
-	cfg.APIPath = "/api"
-	cfg.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	cfg.QPS, cfg.Burst = -1, 0
-	c, err := rest.RESTClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // createNodes registers simulated nodes at addr, 16 at a time.
-func createNodes(t testing.TB, c rest.Interface, addr string, nodes []simNode) {
+func createNodes(t testing.TB, c kubernetes.Interface, addr string, nodes []simNode) {
 	t.Helper()
 	errs := make(chan error, len(nodes))
 	work := make(chan simNode)
@@ -229,7 +172,7 @@ func createNodes(t testing.TB, c rest.Interface, addr string, nodes []simNode) {
 					cond.Reason, cond.Message = "KubeletNotReady", "container runtime network not ready"
 				}
 				obj.Status.Conditions = []corev1.NodeCondition{cond}
-				if err := c.Post().Resource("nodes").Body(obj).Do(context.Background()).Error(); err != nil {
+				if _, err := c.CoreV1().Nodes().Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 					errs <- fmt.Errorf("create node %s: %w", n.name, err)
 				}
 			}
@@ -243,6 +186,11 @@ func createNodes(t testing.TB, c rest.Interface, addr string, nodes []simNode) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+	// The API server keeps a new Node's status (a kubelet registers so).
+	got, err := c.CoreV1().Nodes().Get(context.Background(), nodes[0].name, metav1.GetOptions{})
+	if err != nil || len(got.Status.Addresses) != 1 || got.Status.DaemonEndpoints.KubeletEndpoint.Port != int32(nodes[0].port) {
+		t.Fatalf("node %s as created: %v %+v", nodes[0].name, err, got.Status)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultConcurrency = 32
+	DefaultConcurrency = 16
 	DefaultTimeout     = 5 * time.Second
 )
 
