@@ -66,9 +66,9 @@ func startClusterNode(t *testing.T) *clusterNode {
 		Config: filepath.Join(dir, "config.yaml"), ConfigDir: filepath.Join(dir, "conf.d"),
 		PidFile: filepath.Join(dir, "kubelet.pid"), Log: filepath.Join(dir, "kubelet.log"), containerdS: sock}
 	n.Base = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
-		"\nfailCgroupV1: false\ncgroupDriver: cgroupfs\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: true\n  x509:\n    clientCAFile: " +
+		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: true\n  x509:\n    clientCAFile: " +
 		api.CA.CertFile + "\nauthorization:\n  mode: Webhook\n"
-	write(t, n.Config, n.Base+"maxPods: 100\n")
+	write(t, n.Config, n.Base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
 	if err := os.MkdirAll(n.ConfigDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
