@@ -8,15 +8,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"k8s.io/client-go/kubernetes/fake"
-
 	"github.com/kubeletcfg/kubeletcfg/apply"
 )
 
 func TestAttachAddsTheNodeAndLeaseChecks(t *testing.T) {
 	restart := time.Now().Add(-time.Second)
-	n, _, _ := testNode()
-	n.client = fake.NewClientset(nodeStatus(corev1.ConditionTrue, restart.Add(500*time.Millisecond)), lease(restart.Add(-time.Minute)))
+	n, _ := fakeNode("n1", nodeStatus(corev1.ConditionTrue, restart.Add(500*time.Millisecond)), lease(restart.Add(-time.Minute)))
 	var o apply.Options
 	if err := attach(&o, n, Options{}); err != nil {
 		t.Fatal(err)
@@ -35,7 +32,7 @@ func TestAttachAddsTheNodeAndLeaseChecks(t *testing.T) {
 }
 
 func TestAttachRefusesANodeTheAPIServerDoesNotKnow(t *testing.T) {
-	n := New(fake.NewClientset(), "nowhere", nil)
+	n, _ := fakeNode("nowhere")
 	var o apply.Options
 	if err := attach(&o, n, Options{}); err == nil || !strings.Contains(err.Error(), "nowhere") {
 		t.Fatalf("got %v", err)
