@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,10 +14,8 @@ import (
 	"testing"
 	"time"
 
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // TestApplyCluster runs kubeletcfg apply --kubeconfig against a real
@@ -43,14 +40,7 @@ func TestApplyCluster(t *testing.T) {
 		cmd := exec.Command(bin, append(append(append(args, more...), "--"), n.Args...)...)
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		var exit *exec.ExitError
-		code := 0
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		code := exitCode(t, cmd.Run())
 		return code, stdout.String(), stderr.String()
 	}
 
@@ -115,13 +105,7 @@ func TestApplyCluster(t *testing.T) {
 	// A budget that forbids evicting the pod: the apply stops after
 	// --drain-timeout, nothing written, the node uncordoned.
 	web = n.bindRunning(t, "web")
-	one := intstr.FromInt32(1)
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
-	if _, err := n.API.Client.PolicyV1().PodDisruptionBudgets("default").Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitBudget(t, n, "web")
+	n.budget(t, "web")
 	before, _ := os.ReadFile(n.Config)
 	start = time.Now()
 	code, out, progress = apply("cgroupDriver: cgroupfs\nmaxPods: 122\n", "--drain", "--drain-timeout", "8s")
