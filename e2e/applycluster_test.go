@@ -22,7 +22,8 @@ import (
 // control plane and a real kubelet: a good change with --drain, a drain a
 // PodDisruptionBudget stops, a change that kills the kubelet, a kubelet
 // healthy locally that the API server cannot reach (serverTLSBootstrap with
-// nobody approving), and a node cordoned before.
+// nobody approving), a kubelet healthy locally that cannot report to the API
+// server, and a node cordoned before.
 func TestApplyCluster(t *testing.T) {
 	n := startClusterNode(t)
 	ctx := context.Background()
@@ -150,6 +151,17 @@ func TestApplyCluster(t *testing.T) {
 		t.Errorf("after the rollback the config file is:\n%s", got)
 	}
 	t.Logf("serverTLSBootstrap with nobody approving: %s", line(progress+out, "configz"))
+
+	// Healthy locally, silent to the API server: every request in a content
+	// type the API server does not take. After --health-timeout without Ready
+	// and a Lease renewal, rolled back.
+	start = time.Now()
+	code, out, progress = apply("cgroupDriver: cgroupfs\nmaxPods: 166\ncontentType: application/x-kubeletcfg-e2e\n", "--health-timeout", "15s")
+	if code != 3 || !strings.Contains(progress+out, "healthy locally, but") || !strings.Contains(progress+out, "node Ready not ok") {
+		t.Errorf("a kubelet that cannot report: exit %d, want 3\n%s\n%s", code, out, progress)
+	}
+	t.Logf("a kubelet that cannot report: rolled back in %s: %s", time.Since(start).Round(time.Millisecond), line(progress, "unhealthy"))
+	n.waitReady(t, time.Time{}, 30*time.Second)
 
 	// A node cordoned before stays cordoned.
 	if _, err := n.API.Client.CoreV1().Nodes().Patch(ctx, n.Name, "application/merge-patch+json", []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{}); err != nil {
