@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 const (
@@ -38,6 +39,9 @@ type Problem struct {
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
 	Warning bool   `json:"-"`
+	// Code says what kind of problem it is, as the warning package's codes
+	// do ("unknown-field", "duplicate-key"...); "" when it has none.
+	Code string `json:"code,omitempty"`
 }
 
 func (p Problem) Error() string {
@@ -156,7 +160,7 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 		if err != nil {
 			line = 0
 		}
-		w.add(Problem{Line: line, Warning: true,
+		w.add(Problem{Line: line, Warning: true, Code: warning.DocumentIgnored,
 			Message: "a second YAML document: the kubelet reads only the first and ignores the rest"})
 	}
 

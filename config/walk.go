@@ -8,6 +8,7 @@ import (
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // walker checks every key of a document against the fields of a version.
@@ -129,11 +130,13 @@ func (w *walker) merge(val *yamlv3.Node, line int, walk func(*yamlv3.Node, int))
 func (w *walker) setKey(k *yamlv3.Node, kp string, seen map[string]int, mergeLine int) {
 	name := k.Value
 	if first, dup := seen[name]; dup {
+		code := warning.DuplicateKey
 		msg := fmt.Sprintf("duplicate key (first at line %d); the kubelet would silently use this last one in a --config file and refuse the file as a drop-in", first)
 		if mergeLine > 0 {
+			code = warning.MergeKey
 			msg = fmt.Sprintf("set again by the YAML merge key at line %d (first at line %d); the kubelet would silently use the value set last in a --config file and refuse the file as a drop-in", mergeLine, first)
 		}
-		w.add(Problem{Line: k.Line, Column: k.Column, Field: kp, Message: msg})
+		w.add(Problem{Line: k.Line, Column: k.Column, Field: kp, Message: msg, Code: code})
 	}
 	seen[name] = k.Line
 	w.doc.Keys[kp] = Position{Line: k.Line, Column: k.Column}
@@ -192,7 +195,7 @@ func (w *walker) unknown(k *yamlv3.Node, schemaPath, keyPath, name string, known
 		}
 		msg += "; the kubelet ignores unknown fields silently"
 	}
-	w.add(Problem{Line: k.Line, Column: k.Column, Field: keyPath, Message: msg, Warning: w.allowUnknown})
+	w.add(Problem{Line: k.Line, Column: k.Column, Field: keyPath, Message: msg, Warning: w.allowUnknown, Code: warning.UnknownField})
 }
 
 func (w *walker) add(p Problem) {
@@ -221,7 +224,7 @@ func (w *walker) full(warning bool) bool {
 func (w *walker) summarize() {
 	for i, n := range w.dropped {
 		if n > 0 {
-			w.doc.Problems = append(w.doc.Problems, Problem{File: w.doc.File, Warning: i == 1,
+			w.doc.Problems = append(w.doc.Problems, Problem{File: w.doc.File, Warning: i == 1, Code: warning.MoreProblems,
 				Message: fmt.Sprintf("and %d more %s not shown (kubeletcfg reports the first %d problems of a file)", n, plural(n, "error", "errors", i), MaxProblems)})
 		}
 	}

@@ -1,6 +1,7 @@
 package dropins
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -464,7 +465,7 @@ func warnDropin(res *Result, d *Dropin, v *schema.Version) {
 			res.Warnings = append(res.Warnings, lenient.Error())
 			continue
 		}
-		w := warning.Warning{Code: warning.Dropped, File: p.File, Line: p.Line, Column: p.Column, Field: p.Field, Message: p.Message + " (the kubelet drops it)"}
+		w := warning.Warning{Code: cmp.Or(p.Code, warning.Dropped), File: p.File, Line: p.Line, Column: p.Column, Field: p.Field, Message: p.Message + " (the kubelet drops it)"}
 		res.Dropped = append(res.Dropped, w)
 		res.Warnings = append(res.Warnings, w.String())
 	}

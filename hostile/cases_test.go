@@ -56,6 +56,11 @@ var hostileCases = []hostileCase{
 		"usr/lib/systemd/system/kubelet.service": "[Service]\nExecStart=/usr/bin/kubelet --hostname-override=%H\n"},
 		args: []string{"effective", V, "--root", "@R"}, code: 2, want: []string{"/etc/hostname: a FIFO"}},
 
+	{name: "diff --live --kubeconfig a FIFO", in: map[string]string{"c.yaml": head, "kc": "<fifo>"},
+		args: []string{"diff", V, "--live", "--kubeconfig", "@I/kc", "--node", "n", "@I/c.yaml"}, code: 2, want: []string{"read @I/kc: a FIFO"}},
+	{name: "diff --live --kubelet-ca /dev/zero", in: map[string]string{"c.yaml": head},
+		args: []string{"diff", V, "--live", "--kubelet-url", "https://127.0.0.1:1/configz", "--kubelet-ca", "/dev/zero", "@I/c.yaml"}, code: 2, want: []string{"read /dev/zero: a character device"}},
+
 	// Quadratic time: long continuations, many keys, long keys.
 	{name: "ExecStart continued over 250,000 lines", gen: map[string]func() []byte{
 		"root/usr/lib/systemd/system/kubelet.service": func() []byte {
@@ -106,6 +111,30 @@ var hostileCases = []hostileCase{
 		return []byte("KUBELET_EXTRA_ARGS=\"" + strings.Repeat("--max-pods=9 ", 100000) + "\"\n")
 	}},
 		args: []string{"effective", V, "--from", "@I/k.env"}, code: 0, stdout: []string{"maxPods: 9"}},
+	{name: "100,000 node labels in one flag", gen: map[string]func() []byte{"in/k.env": manyLabels},
+		args: []string{"effective", V, "--from", "@I/k.env"}, code: 0},
+	{name: "migrate of 100,000 node labels", gen: map[string]func() []byte{"in/k.env": manyLabels},
+		args: []string{"migrate", V, "--from", "@I/k.env"}, code: 0, want: []string{"# Remaining flags: --config=/var/lib/kubelet/config.yaml --node-labels=k0=v,k1=v", "more bytes"}},
+	{name: "50,000 unknown feature gates in one flag", gen: map[string]func() []byte{"in/k.env": func() []byte {
+		var b strings.Builder
+		b.WriteString("KUBELET_EXTRA_ARGS=--feature-gates=")
+		for i := range 50000 {
+			b.WriteString("NoSuchGate" + itoa(i) + "=true,")
+		}
+		b.WriteString("Last=true\n")
+		return []byte(b.String())
+	}},
+		args: []string{"effective", V, "--from", "@I/k.env"}, code: 1, want: []string{"NoSuchGate"}},
+	{name: "50,000 eviction thresholds in one flag", gen: map[string]func() []byte{"in/k.env": func() []byte {
+		var b strings.Builder
+		b.WriteString("KUBELET_EXTRA_ARGS=--eviction-hard=")
+		for i := range 50000 {
+			b.WriteString("memory.available<" + itoa(i+1) + "Mi,")
+		}
+		b.WriteString("nodefs.available<5%\n")
+		return []byte(b.String())
+	}},
+		args: []string{"effective", V, "--from", "@I/k.env"}, code: 0, stdout: []string{"nodefs.available: 5%"}},
 	{name: "billion laughs", in: map[string]string{"c.yaml": head + laughs},
 		args: []string{"validate", V, "@I/c.yaml"}, code: 1, want: []string{"c.yaml"}},
 	{name: "deep nesting", gen: map[string]func() []byte{"in/c.yaml": func() []byte {
@@ -199,6 +228,20 @@ var hostileCases = []hostileCase{
 		args: []string{"diff", V, "--to-version", "1.32", "--root", "@R", "-o", "json"}, code: 0,
 		stdout: []string{`"code": "systemd-ignored"`, `"file": "/etc/default/kubelet"`}},
 
+	{name: "validate -o json codes its warnings", in: map[string]string{"c.yaml": head + "bogus: 1\n---\nx: 1\n"},
+		args: []string{"validate", V, "-o", "json", "--allow-unknown-fields", "@I/c.yaml"}, code: 0,
+		stdout: []string{`"code": "unknown-field"`, `"code": "document-ignored"`}},
+
+	// The same condition, the same exit code in every command.
+	{name: "an empty drop-in: validate", in: map[string]string{"c.yaml": head, "d/10.conf": ""},
+		args: []string{"validate", "--kubelet-version=1.37", "--config-dir", "@I/d", "@I/c.yaml"}, code: 1, want: []string{"10.conf: the file is empty"}},
+	{name: "an empty drop-in: effective", in: map[string]string{"c.yaml": head, "d/10.conf": ""},
+		args: []string{"effective", "--kubelet-version=1.37", "--config", "@I/c.yaml", "--config-dir", "@I/d"}, code: 1, want: []string{"10.conf\" was empty"}},
+	{name: "a Pod as a drop-in: validate", in: map[string]string{"c.yaml": head, "d/10.conf": "apiVersion: v1\nkind: Pod\n"},
+		args: []string{"validate", "--kubelet-version=1.37", "--config-dir", "@I/d", "@I/c.yaml"}, code: 1, want: []string{`10.conf:1:13: apiVersion: is "v1"`}},
+	{name: "a Pod as a drop-in: effective", in: map[string]string{"c.yaml": head, "d/10.conf": "apiVersion: v1\nkind: Pod\n"},
+		args: []string{"effective", "--kubelet-version=1.37", "--config", "@I/c.yaml", "--config-dir", "@I/d"}, code: 1, want: []string{"unknown apiVersion/kind: v1, Kind=Pod"}},
+
 	// Messages.
 	{name: "syncFrequency 1x names field and line", in: map[string]string{"c.yaml": head + "maxPods: 3\nsyncFrequency: 1x\n"},
 		args: []string{"validate", V, "@I/c.yaml"}, code: 1, want: []string{`c.yaml:4:1: syncFrequency: "1x" is not a duration`, "invalid for kubelet 1.31: 1 error, 0 warnings"}},
@@ -250,4 +293,15 @@ func manyDropins(n int) map[string]string {
 	}
 	m["etc/systemd/system/kubelet.service.d/99999.conf"] = "[Service]\nExecStart=\nExecStart=/usr/bin/kubelet --max-pods=5\n"
 	return m
+}
+
+// manyLabels is an env file whose one flag sets 100,000 node labels.
+func manyLabels() []byte {
+	var b strings.Builder
+	b.WriteString("KUBELET_EXTRA_ARGS=--node-labels=")
+	for i := range 100000 {
+		b.WriteString("k" + itoa(i) + "=v,")
+	}
+	b.WriteString("last=v\n")
+	return []byte(b.String())
 }

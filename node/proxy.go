@@ -11,6 +11,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // ViaAPIServer says how to reach a kubelet's /configz through the API
@@ -26,6 +28,11 @@ type ViaAPIServer struct {
 // RESTConfig loads a kubeconfig as kubectl does (client-go's loading rules:
 // $KUBECONFIG, ~/.kube/config, exec plugins, tokens, certificates).
 func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		if err := nodefile.Check(kubeconfig, nodefile.Kubeconfig); err != nil {
+			return nil, err
+		}
+	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()

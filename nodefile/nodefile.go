@@ -31,6 +31,7 @@ var (
 	DpkgStatus = Kind{"dpkg status database", 64 << 20}
 	Hostname   = Kind{"hostname file", 64 << 10}
 	PEM        = Kind{"certificate file", 1 << 20}
+	Kubeconfig = Kind{"kubeconfig", 4 << 20}
 )
 
 // LimitError is a file larger than kubeletcfg reads of its kind (in an
@@ -105,6 +106,19 @@ func ReadFile(path string, k Kind) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
+}
+
+// Check reads the file at a host path as ReadFile does, for one that another
+// library will read: it refuses what ReadFile refuses, before that library
+// blocks on a FIFO or reads without end.
+func Check(path string, k Kind) error {
+	f, err := Open(path, k)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(io.Discard, f)
+	return err
 }
 
 // Open opens the regular file at a host path for reading. Reading past the

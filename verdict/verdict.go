@@ -24,6 +24,7 @@ type Finding struct {
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Column  int    `json:"column,omitempty"`
+	Code    string `json:"code,omitempty"` // the warning package's codes
 }
 
 func (f Finding) String() string {
@@ -82,7 +83,7 @@ func Bytes(data []byte, opts Options) *Result {
 		return res
 	}
 	for _, p := range doc.Problems {
-		f := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column}
+		f := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
 		if p.Warning {
 			res.Warnings = append(res.Warnings, f)
 		} else {
@@ -151,7 +152,7 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 			if _, lenient := dropins.LenientDuplicate(p, opts.Version); lenient {
 				continue // a warning of the merge below
 			}
-			fd := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column}
+			fd := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
 			if p.Warning {
 				res.Warnings = append(res.Warnings, fd)
 			} else {
@@ -208,7 +209,7 @@ func place(doc *config.Document, e validate.Error) Finding {
 
 func fromError(err error, file string) Finding {
 	if p, ok := err.(config.Problem); ok {
-		return Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column}
+		return Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
 	}
 	return Finding{Message: err.Error(), File: file}
 }

@@ -28,6 +28,9 @@ const (
 	DocumentIgnored = "document-ignored" // a YAML document after the first, which the kubelet never reads
 	DropinSkipped   = "dropin-skipped"   // a file in --config-dir that is not a *.conf drop-in
 	Dropped         = "dropped"          // a value the kubelet drops (unknown or removed field, ...)
+	UnknownField    = "unknown-field"    // a field the version does not have: the kubelet ignores it in a --config file
+	DuplicateKey    = "duplicate-key"    // a key set twice: the last wins in a --config file, a drop-in is refused
+	MoreProblems    = "more-problems"    // the count of problems not reported one by one
 	MergeKey        = "merge-key"        // a YAML merge key that overrides a key
 	NoEffect        = "no-effect"        // a setting something else overrides
 	Deprecated      = "deprecated"       // a deprecated flag or field

@@ -147,7 +147,12 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s\n%s", res.Version.Minor, out)
 	}
 	if output != "json" && len(remaining) > 0 {
-		fmt.Fprintf(s.Out, "# flags without a config field:\n#   %s\n", strings.Join(remaining, "\n#   "))
+		// A comment for people: a megabyte-long flag is shortened (-o json has it whole).
+		shown := make([]string, len(remaining))
+		for i, r := range remaining {
+			shown[i] = warning.Truncate(r, maxErrorLen)
+		}
+		fmt.Fprintf(s.Out, "# flags without a config field:\n#   %s\n", strings.Join(shown, "\n#   "))
 	}
 	return nil
 }
@@ -160,7 +165,7 @@ func refusal(s streams, err error) error {
 		return err
 	}
 	for _, reason := range r.Reasons {
-		fmt.Fprintf(s.ErrOut, "kubeletcfg: kubelet %s refuses to start: %s\n", r.Version, reason)
+		fmt.Fprintf(s.ErrOut, "kubeletcfg: kubelet %s refuses to start: %s\n", r.Version, warning.Truncate(reason, maxErrorLen))
 	}
 	return errCheckFailed
 }

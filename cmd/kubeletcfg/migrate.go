@@ -12,6 +12,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type migrateFlags struct {
@@ -126,12 +127,12 @@ func printMigration(s streams, res *migrate.Result) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "# Remaining flags: %s\n", strings.Join(res.Flags, " "))
+	fmt.Fprintf(s.Out, "# Remaining flags: %s\n", warning.Truncate(strings.Join(res.Flags, " "), maxErrorLen))
 	for _, r := range res.Removed {
 		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.What(), r.Reason)
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(s.Out, "# Warning: %s\n", w)
+		fmt.Fprintf(s.Out, "# Warning: %s\n", warning.Truncate(w, maxErrorLen))
 	}
 	_, err = s.Out.Write(doc)
 	return err
