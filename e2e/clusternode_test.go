@@ -47,7 +47,18 @@ type clusterNode struct {
 
 func startClusterNode(t *testing.T) *clusterNode {
 	t.Helper()
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", podBridge).Run() })
+	// The network namespaces of pod sandboxes the kubelet did not stop
+	// before it was: e2e tests run one at a time, so those that appear
+	// during the test are its own.
+	before := podNetns()
+	t.Cleanup(func() {
+		for name := range podNetns() {
+			if !before[name] {
+				_ = exec.Command("ip", "netns", "del", name).Run()
+			}
+		}
+		_ = exec.Command("ip", "link", "del", podBridge).Run()
+	})
 	kubelet, minor, dir, sock := kubeletNode(t, func(dir string) string {
 		write(t, filepath.Join(dir, "cni", "10-e2e.conflist"), fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "e2e-pods", "plugins": [
   {"type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": false,
@@ -263,4 +274,16 @@ func importPodImage(t *testing.T, dir, sock string) {
 	if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "import", archive).CombinedOutput(); err != nil {
 		t.Fatalf("ctr images import: %v\n%s", err, out)
 	}
+}
+
+// podNetns names the network namespaces containerd made for pod sandboxes.
+func podNetns() map[string]bool {
+	names := map[string]bool{}
+	entries, _ := os.ReadDir("/var/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "cni-") {
+			names[e.Name()] = true
+		}
+	}
+	return names
 }
