@@ -23,9 +23,9 @@ import (
 )
 
 func testNode(objs ...runtime.Object) (*Node, *fake.Clientset, *bytes.Buffer) {
-	cs := fake.NewClientset(append([]runtime.Object{&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}, objs...)...)
+	n, cs := fakeNode("n1", append([]runtime.Object{&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}}, objs...)...)
 	var progress bytes.Buffer
-	n := New(cs, "n1", &progress)
+	n.Progress = &progress
 	n.Poll, n.EvictRetry = time.Millisecond, 5*time.Millisecond
 	return n, cs, &progress
 }
@@ -215,7 +215,7 @@ func TestHealthNeedsReadyHeartbeatAndLeaseAfterTheRestart(t *testing.T) {
 		if c.lease != nil {
 			objs = append(objs, c.lease)
 		}
-		n := New(fake.NewClientset(objs...), "n1", nil)
+		n, _ := fakeNode("n1", objs...)
 		h, err := n.Health(context.Background(), restart)
 		if err != nil {
 			t.Fatal(err)
@@ -228,13 +228,13 @@ func TestHealthNeedsReadyHeartbeatAndLeaseAfterTheRestart(t *testing.T) {
 
 func TestWaitReportedSaysWhatItLastSaw(t *testing.T) {
 	restart := time.Now()
-	n := New(fake.NewClientset(nodeStatus(corev1.ConditionTrue, restart.Add(-time.Minute))), "n1", nil)
+	n, _ := fakeNode("n1", nodeStatus(corev1.ConditionTrue, restart.Add(-time.Minute)))
 	n.Poll = time.Millisecond
 	_, err := n.WaitReported(context.Background(), restart, 30*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "did not report to the API server within 30ms") || !strings.Contains(err.Error(), "Lease renewed never") {
 		t.Fatalf("got %v", err)
 	}
-	n = New(fake.NewClientset(), "n1", nil)
+	n, _ = fakeNode("n1")
 	n.Poll = time.Millisecond
 	if _, err := n.WaitReported(context.Background(), restart, 30*time.Millisecond); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("a node the API server does not know: got %v", err)

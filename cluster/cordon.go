@@ -3,14 +3,11 @@ package cluster
 import (
 	"context"
 	"fmt"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // Cordoned says whether the node is marked unschedulable.
 func (n *Node) Cordoned(ctx context.Context) (bool, error) {
-	node, err := n.client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+	node, err := n.api.getNode(ctx, n.Name)
 	if err != nil {
 		return false, fmt.Errorf("node %s: %w", n.Name, err)
 	}
@@ -35,7 +32,7 @@ func (n *Node) setUnschedulable(ctx context.Context, on bool) error {
 	if on {
 		patch, verb = []byte(`{"spec":{"unschedulable":true}}`), "cordon"
 	}
-	if _, err := n.client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if err := n.api.patchNode(ctx, n.Name, patch); err != nil {
 		return fmt.Errorf("%s node %s: %w", verb, n.Name, err)
 	}
 	n.step("%sed", verb)

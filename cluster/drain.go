@@ -41,13 +41,13 @@ func (n *Node) Drain(ctx context.Context, o DrainOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	list, err := n.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
+	pods, err := n.api.listPods(ctx, n.Name)
 	if err != nil {
 		return fmt.Errorf("pods of node %s: %w", n.Name, err)
 	}
 	var evict []corev1.Pod
 	var refused []string
-	for _, p := range list.Items {
+	for _, p := range pods {
 		if p.Spec.NodeName != n.Name {
 			continue
 		}
@@ -98,7 +98,7 @@ func (n *Node) mayEvict(ctx context.Context, p corev1.Pod, o DrainOptions) (why 
 	finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 	owner := metav1.GetControllerOf(&p)
 	if owner != nil && owner.Kind == "DaemonSet" && strings.HasPrefix(owner.APIVersion, "apps/") {
-		_, err := n.client.AppsV1().DaemonSets(p.Namespace).Get(ctx, owner.Name, metav1.GetOptions{})
+		err := n.api.getDaemonSet(ctx, p.Namespace, owner.Name)
 		switch {
 		case apierrors.IsNotFound(err) && !o.Force:
 			return "its DaemonSet " + owner.Name + " is gone; --force evicts it", false, nil
@@ -142,13 +142,13 @@ func (n *Node) evict(ctx context.Context, p corev1.Pod, grace int64) error {
 	}
 	n.step("evicting pod %s/%s", p.Namespace, p.Name)
 	for {
-		err := n.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
+		err := n.api.evict(ctx, ev)
 		if err == nil || apierrors.IsNotFound(err) {
 			break
 		}
 		if apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			// No eviction in a namespace being deleted: kubectl deletes.
-			if err := n.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, deleteOptions(ev)); err != nil && !apierrors.IsNotFound(err) {
+			if err := n.api.deletePod(ctx, p.Namespace, p.Name, deleteOptions(ev)); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("delete pod %s/%s (its namespace is terminating): %w", p.Namespace, p.Name, err)
 			}
 			break
@@ -162,7 +162,7 @@ func (n *Node) evict(ctx context.Context, p corev1.Pod, grace int64) error {
 		}
 	}
 	for {
-		cur, err := n.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		cur, err := n.api.getPod(ctx, p.Namespace, p.Name)
 		if apierrors.IsNotFound(err) || (err == nil && cur.UID != p.UID) {
 			n.step("pod %s/%s evicted", p.Namespace, p.Name)
 			return nil

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // LeaseNamespace holds each node's Lease, renewed by its kubelet.
@@ -77,7 +76,7 @@ func since(t, restart time.Time, granularity time.Duration) string {
 // Health reads the Node and its Lease once.
 func (n *Node) Health(ctx context.Context, restart time.Time) (Health, error) {
 	h := Health{Since: restart}
-	node, err := n.client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+	node, err := n.api.getNode(ctx, n.Name)
 	if err != nil {
 		return h, fmt.Errorf("node %s: %w", n.Name, err)
 	}
@@ -86,7 +85,7 @@ func (n *Node) Health(ctx context.Context, restart time.Time) (Health, error) {
 			h.Ready, h.ReadyMessage, h.LastHeartbeat = c.Status, c.Message, c.LastHeartbeatTime.Time
 		}
 	}
-	lease, err := n.client.CoordinationV1().Leases(LeaseNamespace).Get(ctx, n.Name, metav1.GetOptions{})
+	lease, err := n.api.getLease(ctx, LeaseNamespace, n.Name)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:

@@ -10,15 +10,13 @@ import (
 	"io"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 // Node is one node as the API server knows it.
 type Node struct {
-	Name   string
-	client kubernetes.Interface
+	Name string
+	api  api
 	// Progress gets one line per step, with the time since Start.
 	Progress io.Writer
 	Start    time.Time
@@ -29,9 +27,8 @@ type Node struct {
 	now              func() time.Time
 }
 
-// New is a Node reached through client.
-func New(client kubernetes.Interface, name string, progress io.Writer) *Node {
-	return &Node{Name: name, client: client, Progress: progress, Start: time.Now(),
+func newNode(a api, name string, progress io.Writer) *Node {
+	return &Node{Name: name, api: a, Progress: progress, Start: time.Now(),
 		Poll: 250 * time.Millisecond, EvictRetry: 5 * time.Second, now: time.Now}
 }
 
@@ -43,11 +40,11 @@ func Connect(a node.ViaAPIServer, progress io.Writer) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := newRESTAPI(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig credentials: %w", err)
 	}
-	return New(client, name, progress), nil
+	return newNode(client, name, progress), nil
 }
 
 func (n *Node) step(format string, args ...any) {

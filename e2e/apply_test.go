@@ -34,14 +34,7 @@ func TestApply(t *testing.T) {
 		cmd := exec.Command(bin, append([]string{"apply", "--node", host, "-f", newFile, "--kubelet-version", minor,
 			"--restart-command", restart, "--state-dir", filepath.Join(dir, "state"), "--pid-file", filepath.Join(dir, "kubelet.pid"), "--kubelet-log", filepath.Join(dir, "kubelet.log"), "--verify-configz", "--insecure", "--stable-for", "2s", "--health-timeout", "20s", "-o", "json", "--"}, args...)...)
 		out, err := cmd.CombinedOutput()
-		var exit *exec.ExitError
-		code := 0
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, string(out), time.Since(start)
+		return exitCode(t, err), string(out), time.Since(start)
 	}
 
 	good := filepath.Join(dir, "good.yaml")

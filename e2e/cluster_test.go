@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"sync"
@@ -80,13 +81,7 @@ func TestClusterMaintenance(t *testing.T) {
 	// A budget that forbids the eviction: the drain stops at its timeout and
 	// the node is as it was.
 	web = n.bindRunning(t, "web")
-	one := intstr.FromInt32(1)
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
-	if _, err := n.API.Client.PolicyV1().PodDisruptionBudgets("default").Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitBudget(t, n, "web")
+	n.budget(t, "web")
 	m = &cluster.Maintenance{Node: cn, Drain: true, DrainOptions: cluster.DrainOptions{Timeout: 8 * time.Second, GracePeriodSeconds: -1}}
 	began = time.Now()
 	err = m.Begin(ctx)
@@ -124,17 +119,36 @@ func cordoned(t *testing.T, n *clusterNode) bool {
 	return node.Spec.Unschedulable
 }
 
-// waitBudget waits until the controller manager has counted the budget's
-// pods (before that every eviction is refused for another reason).
-func waitBudget(t *testing.T, n *clusterNode, name string) {
+// budget creates a PodDisruptionBudget that keeps one pod labelled app=APP
+// available, and waits until the controller manager has counted it (before
+// that every eviction is refused for another reason).
+func (n *clusterNode) budget(t *testing.T, app string) {
 	t.Helper()
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: "default"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
+	if _, err := n.API.Client.PolicyV1().PodDisruptionBudgets("default").Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		pdb, err := n.API.Client.PolicyV1().PodDisruptionBudgets("default").Get(context.Background(), name, metav1.GetOptions{})
+		pdb, err := n.API.Client.PolicyV1().PodDisruptionBudgets("default").Get(context.Background(), app, metav1.GetOptions{})
 		if err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 1 {
 			return
 		}
 	}
-	t.Fatalf("PodDisruptionBudget %s never counted its pod", name)
+	t.Fatalf("PodDisruptionBudget %s never counted its pod", app)
+}
+
+// exitCode is a finished command's exit code.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0
 }
 
 // watchReady samples the Node's Ready condition every 50 ms from now on;

@@ -47,7 +47,18 @@ type clusterNode struct {
 
 func startClusterNode(t *testing.T) *clusterNode {
 	t.Helper()
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", podBridge).Run() })
+	// The network namespaces of pod sandboxes the kubelet did not stop
+	// before it was: e2e tests run one at a time, so those that appear
+	// during the test are its own.
+	before := podNetns()
+	t.Cleanup(func() {
+		for name := range podNetns() {
+			if !before[name] {
+				_ = exec.Command("ip", "netns", "del", name).Run()
+			}
+		}
+		_ = exec.Command("ip", "link", "del", podBridge).Run()
+	})
 	kubelet, minor, dir, sock := kubeletNode(t, func(dir string) string {
 		write(t, filepath.Join(dir, "cni", "10-e2e.conflist"), fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "e2e-pods", "plugins": [
   {"type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": false,
@@ -66,9 +77,9 @@ func startClusterNode(t *testing.T) *clusterNode {
 		Config: filepath.Join(dir, "config.yaml"), ConfigDir: filepath.Join(dir, "conf.d"),
 		PidFile: filepath.Join(dir, "kubelet.pid"), Log: filepath.Join(dir, "kubelet.log"), containerdS: sock}
 	n.Base = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
-		"\nfailCgroupV1: false\ncgroupDriver: cgroupfs\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: true\n  x509:\n    clientCAFile: " +
+		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: true\n  x509:\n    clientCAFile: " +
 		api.CA.CertFile + "\nauthorization:\n  mode: Webhook\n"
-	write(t, n.Config, n.Base+"maxPods: 100\n")
+	write(t, n.Config, n.Base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
 	if err := os.MkdirAll(n.ConfigDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -263,4 +274,16 @@ func importPodImage(t *testing.T, dir, sock string) {
 	if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "import", archive).CombinedOutput(); err != nil {
 		t.Fatalf("ctr images import: %v\n%s", err, out)
 	}
+}
+
+// podNetns names the network namespaces containerd made for pod sandboxes.
+func podNetns() map[string]bool {
+	names := map[string]bool{}
+	entries, _ := os.ReadDir("/var/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "cni-") {
+			names[e.Name()] = true
+		}
+	}
+	return names
 }

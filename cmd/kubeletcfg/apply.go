@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kubeletcfg/kubeletcfg/apply"
+	"github.com/kubeletcfg/kubeletcfg/cluster"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
@@ -45,6 +46,7 @@ type applyFlags struct {
 	live        node.Live
 	stableFor   time.Duration
 	output      string
+	cluster     cluster.Options
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -95,7 +97,14 @@ and the SSH session, not the cgroup or container apply runs in. An apply that
 finds the journal of an earlier one refuses to run: kubeletcfg recover.
 With --root every file is opened inside the tree (links resolved inside it),
 and nothing of this host is restarted unless --restart-command is given.
-Not yet: cordon and drain, Node and Lease checks.
+With --kubeconfig the API server judges too: the restarted kubelet must turn
+its Node Ready with a heartbeat after the restart and renew its Lease
+(kube-node-lease/NODE) within --health-timeout, or the change is rolled back;
+--verify-configz then reads /configz through the API server's node proxy, so a
+kubelet the API server cannot reach fails. --drain cordons the node and evicts
+its pods first, by kubectl drain's rules; the node is uncordoned only once it is
+healthy (after a rollback, once the old configuration is), and a node cordoned
+before stays cordoned. Progress goes to stderr, with the time since the start.
 
 Exit codes: 0 applied (or nothing to change), 1 a dry run that would change,
 2 refused (invalid, wrong node, locked, usage or I/O error), 3 applied, failed
@@ -238,6 +247,14 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
 	fl.DurationVar(&f.stableFor, "stable-for", apply.DefaultStableFor, "how long it must then stay healthy, the same process, counted after --health-timeout's budget (see above for the default)")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	c := &f.cluster
+	fl.StringVar(&c.Access.Kubeconfig, "kubeconfig", "", "with the API server: the restarted kubelet must also report to it (Node Ready with a heartbeat, Lease renewed after the restart); --drain and --verify-configz go through it")
+	fl.StringVar(&c.Access.Context, "context", "", "the kubeconfig context to use (default: its current context)")
+	fl.BoolVar(&c.Drain, "drain", false, "with --kubeconfig: cordon and drain the node before the change (Eviction API, PodDisruptionBudgets respected, DaemonSet and static pods left), uncordon it once healthy; a drain that cannot finish stops the apply with nothing written")
+	fl.DurationVar(&c.Timeout, "drain-timeout", 5*time.Minute, "how long the drain may take, evictions a PodDisruptionBudget refuses retried until then")
+	fl.BoolVar(&c.DeleteEmptyDirData, "delete-emptydir-data", false, "with --drain: evict pods with emptyDir volumes too (their data is lost)")
+	fl.BoolVar(&c.Force, "force", false, "with --drain: evict pods no controller recreates too")
+	fl.Int64Var(&c.GracePeriodSeconds, "grace-period", -1, "with --drain: seconds each evicted pod has to stop (-1: the pod's own terminationGracePeriodSeconds)")
 }
 
 // configz reads the kubelet's /configz when --verify-configz asks for it.
@@ -313,6 +330,15 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 		}
 		o.KubeletAPI = client
 	}
+	if f.cluster.Drain && f.cluster.Access.Kubeconfig == "" {
+		return fmt.Errorf("--drain needs --kubeconfig")
+	}
+	if f.cluster.Access.Kubeconfig != "" && !f.dryRun {
+		f.cluster.Access.Node, f.cluster.VerifyConfigz, f.cluster.Progress = f.node, f.verify, s.ErrOut
+		if err := cluster.Attach(&o, f.cluster); err != nil {
+			return err
+		}
+	}
 	out, err := apply.Run(cmd.Context(), o)
 	if out != nil {
 		if f.output == "json" {
@@ -332,6 +358,9 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
 			} else if out.Applied && err == nil {
 				fmt.Fprintf(s.Out, "applied %s (backup %s); healthy %.2fs after the restart\n", out.ConfigFile, out.Backup, out.HealthyAfter.Seconds())
+			}
+			for _, c := range out.Checks {
+				fmt.Fprintf(s.Out, "%s: %s\n", c.Name, c.Verdict.Detail)
 			}
 		}
 	}

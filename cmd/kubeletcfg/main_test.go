@@ -221,6 +221,14 @@ func TestApplyPlanning(t *testing.T) {
 	if code, out := run("--node", host, "-f", changed, "--restart-command", "true", "--pid-file", filepath.Join(dir, "pid"), "--state-dir", filepath.Join(dir, "state")); code != 2 || !strings.Contains(out, "drained") {
 		t.Errorf("a change that needs a drain: exit %d\n%s", code, out)
 	}
+	restart := []string{"--restart-command", "true", "--pid-file", filepath.Join(dir, "pid"), "--state-dir", filepath.Join(dir, "state")}
+	if code, out := run(append([]string{"--node", host, "-f", changed, "--drain"}, restart...)...); code != 2 || !strings.Contains(out, "--drain needs --kubeconfig") {
+		t.Errorf("--drain without --kubeconfig: exit %d\n%s", code, out)
+	}
+	missing := filepath.Join(dir, "no-such.kubeconfig")
+	if code, out := run(append([]string{"--node", host, "-f", changed, "--drain", "--kubeconfig", missing}, restart...)...); code != 2 || !strings.Contains(out, missing) {
+		t.Errorf("a kubeconfig that is not there: exit %d\n%s", code, out)
+	}
 	if code, out := run("--node", "some-other-node", "-f", changed, "--dry-run"); code != 2 || !strings.Contains(out, "refusing to touch it") {
 		t.Errorf("wrong node: exit %d\n%s", code, out)
 	}

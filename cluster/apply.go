@@ -1,0 +1,94 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/apply"
+	"github.com/kubeletcfg/kubeletcfg/node"
+)
+
+// Options make an apply cluster-aware.
+type Options struct {
+	Access node.ViaAPIServer // its Node names the node apply changes
+	// Drain cordons and drains the node before anything is written, and
+	// uncordons it once it is healthy again.
+	Drain bool
+	DrainOptions
+	// VerifyConfigz reads the restarted kubelet's /configz through the API
+	// server's node proxy: a kubelet the API server cannot reach fails.
+	VerifyConfigz bool
+	Progress      io.Writer
+}
+
+// Attach connects to the API server and makes o cluster-aware: the
+// restarted kubelet must also report to the API server (Node Ready with a
+// heartbeat and the Lease renewed after the restart), and with Drain the
+// node is cordoned and drained around the change.
+func Attach(o *apply.Options, c Options) error {
+	n, err := Connect(c.Access, c.Progress)
+	if err != nil {
+		return err
+	}
+	return attach(o, n, c)
+}
+
+func attach(o *apply.Options, n *Node, c Options) error {
+	// The node must exist before anything happens to it.
+	if _, err := n.Cordoned(context.Background()); err != nil {
+		return err
+	}
+	o.Checks = append(o.Checks, readyCheck{n}, leaseCheck{n})
+	if c.VerifyConfigz {
+		access := c.Access
+		access.Node = n.Name
+		o.Configz = func(ctx context.Context) ([]byte, error) {
+			raw, _, err := node.ConfigzViaAPIServer(ctx, access)
+			return raw, err
+		}
+	}
+	if !c.Drain {
+		return nil
+	}
+	// The drain gate of the plan: this apply drains the node itself.
+	o.Drained = true
+	m := &Maintenance{Node: n, Drain: true, DrainOptions: c.DrainOptions}
+	o.Hooks.BeforeCommit = func(ctx context.Context, _ *apply.Plan) error { return m.Begin(ctx) }
+	o.Hooks.AfterConfirm = func(ctx context.Context, _ *apply.Outcome, healthy bool) error {
+		left, err := m.End(ctx, healthy)
+		if err == nil && left != "" && !healthy {
+			err = errors.New(left)
+		}
+		return err
+	}
+	return nil
+}
+
+type readyCheck struct{ n *Node }
+
+func (readyCheck) Name() string { return "node Ready" }
+
+func (c readyCheck) Check(ctx context.Context, restartedAt time.Time) (apply.Verdict, error) {
+	h, err := c.n.Health(ctx, restartedAt)
+	if err != nil {
+		return apply.Verdict{}, err
+	}
+	return apply.Verdict{OK: h.ReadyAfter(), Detail: h.ReadyString(),
+		Times: map[string]time.Time{"lastHeartbeatTime": h.LastHeartbeat}}, nil
+}
+
+type leaseCheck struct{ n *Node }
+
+func (leaseCheck) Name() string { return "lease" }
+
+func (c leaseCheck) Check(ctx context.Context, restartedAt time.Time) (apply.Verdict, error) {
+	h, err := c.n.Health(ctx, restartedAt)
+	if err != nil {
+		return apply.Verdict{}, err
+	}
+	return apply.Verdict{OK: h.LeaseAfter(), Detail: fmt.Sprintf("%s/%s renewed %s", LeaseNamespace, c.n.Name, since(h.LeaseRenewed, h.Since, time.Microsecond)),
+		Times: map[string]time.Time{"renewTime": h.LeaseRenewed}}, nil
+}
