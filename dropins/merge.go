@@ -15,7 +15,6 @@ import (
 	"reflect"
 	"strings"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
@@ -151,27 +150,46 @@ func mergePatchVersioned(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *sch
 	if err != nil {
 		return nil, err
 	}
+	doc, err := decodeTree(js)
+	if err != nil {
+		return nil, err
+	}
 	for i, d := range ds {
-		if js, err = jsonpatch.MergePatch(js, d.JSON); err != nil {
-			return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
+		if err := patchTree(doc, d); err != nil {
+			return nil, err
 		}
 		if step != nil {
-			out, err := decodeVersioned(js, v)
+			out, err := decodeVersioned(doc, v)
 			if err != nil {
 				return nil, err
 			}
 			step(i, out)
 		}
 	}
-	return decodeVersioned(js, v)
+	return decodeVersioned(doc, v)
 }
 
-func decodeVersioned(js []byte, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+// patchTree merges a drop-in onto doc (a fresh decoding of the drop-in: doc
+// takes its values and later patches change them in place).
+func patchTree(doc jsonTree, d *Dropin) error {
+	patch, err := decodeTree(d.JSON)
+	if err != nil {
+		return fmt.Errorf("failed to merge drop-in and current config: %w", err)
+	}
+	mergeInto(doc, patch)
+	return nil
+}
+
+func decodeVersioned(doc jsonTree, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	js, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
 	out := &v1beta1.KubeletConfiguration{}
 	if err := json.Unmarshal(js, out); err != nil {
 		return nil, fmt.Errorf("failed to unmarshal merged JSON into kubelet configuration: %w", err)
 	}
-	out, err := config.Prune(out, v)
+	out, err = config.Prune(out, v)
 	if err != nil {
 		return nil, err
 	}
@@ -186,11 +204,10 @@ func decodeVersioned(js []byte, v *schema.Version) (*v1beta1.KubeletConfiguratio
 // a key whose v1beta1 name differs from the Go field name (resolvConf) is
 // lost, and maps gain keys instead of being replaced.
 func mergePatchInternal(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
-	acc := []byte("{}")
+	acc := jsonTree{}
 	for i, d := range ds {
-		var err error
-		if acc, err = jsonpatch.MergePatch(acc, d.JSON); err != nil {
-			return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
+		if err := patchTree(acc, d); err != nil {
+			return nil, err
 		}
 		if step != nil {
 			out, err := decodeInternal(cfg, acc, v)
@@ -205,9 +222,13 @@ func mergePatchInternal(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *sche
 
 // decodeInternal decodes the merged drop-ins over the configuration as the
 // kubelet's json.Unmarshal into its internal configuration does.
-func decodeInternal(cfg *v1beta1.KubeletConfiguration, acc []byte, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+func decodeInternal(cfg *v1beta1.KubeletConfiguration, acc jsonTree, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	merged, err := json.Marshal(acc)
+	if err != nil {
+		return nil, err
+	}
 	var p map[string]any
-	if err := json.Unmarshal(acc, &p); err != nil {
+	if err := json.Unmarshal(merged, &p); err != nil {
 		return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
 	}
 	stripNulls(p)
