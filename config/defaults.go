@@ -234,19 +234,36 @@ func indexPath(path string) ([][]int, bool) {
 }
 
 func fieldIndexByJSONName(t reflect.Type, name string) ([]int, bool) {
-	if t.Kind() != reflect.Struct {
-		return nil, false
+	idx, ok := jsonIndex(t)[name]
+	return idx, ok
+}
+
+// jsonIndexes caches, per struct type, jsonIndex's map.
+var jsonIndexes sync.Map
+
+// jsonIndex maps the JSON names of a struct type's fields to their indexes,
+// the fields of an untagged embedded struct included: the first field with a
+// name wins, in field order.
+func jsonIndex(t reflect.Type) map[string][]int {
+	if m, ok := jsonIndexes.Load(t); ok {
+		return m.(map[string][]int)
 	}
-	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
-		if tag == name {
-			return []int{i}, true
-		}
-		if t.Field(i).Anonymous && tag == "" {
-			if sub, ok := fieldIndexByJSONName(t.Field(i).Type, name); ok {
-				return append([]int{i}, sub...), true
+	m := map[string][]int{}
+	if t.Kind() == reflect.Struct {
+		for i := 0; i < t.NumField(); i++ {
+			tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if _, seen := m[tag]; !seen {
+				m[tag] = []int{i}
+			}
+			if t.Field(i).Anonymous && tag == "" {
+				for name, sub := range jsonIndex(t.Field(i).Type) {
+					if _, seen := m[name]; !seen {
+						m[name] = append([]int{i}, sub...)
+					}
+				}
 			}
 		}
 	}
-	return nil, false
+	jsonIndexes.Store(t, m)
+	return m
 }
