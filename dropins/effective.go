@@ -173,11 +173,10 @@ func layer(opts Options) (*Result, error) {
 			// The file as it will be (it may not exist yet).
 			cfg = config.ResolvePaths(opts.Base, v, nodeDir(opts, res.ConfigFile))
 		} else {
-			if cfg, err = loadConfigFile(path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
+			if cfg, doc, err = loadConfigFile(path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
 				return nil, err
 			}
-			doc, _ = config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
-			res.defaultEviction = doc != nil && doc.Config.EvictionHard == nil
+			res.defaultEviction = doc.Config.EvictionHard == nil
 		}
 		dropGates(opts, res, cfg, path)
 		if v.DefaultingChecksGates() && opts.Base == nil {
@@ -364,27 +363,22 @@ func nodeDir(opts Options, p string) string {
 	return filepath.Dir(p)
 }
 
-func mustRead(path string) []byte {
-	data, _ := nodefile.ReadFile(path, nodefile.Config)
-	return data
-}
-
 // loadConfigFile reads the --config file as the kubelet does: decoded
 // leniently (unknown fields dropped: reported as warnings), defaulted, paths
-// resolved against its directory.
-func loadConfigFile(path, dir string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, error) {
+// resolved against its directory. The document is the file as decoded.
+func loadConfigFile(path, dir string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, *config.Document, error) {
 	data, err := nodefile.ReadFile(path, nodefile.Config)
 	if err != nil {
-		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
+		return nil, nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
 	}
 	doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
 	if err != nil {
-		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
+		return nil, nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
 	}
 	for _, p := range doc.Problems {
 		res.Warnings = append(res.Warnings, p.Error())
 	}
-	return config.ResolvePaths(config.Default(doc.Config, v), v, dir), nil
+	return config.ResolvePaths(config.Default(doc.Config, v), v, dir), doc, nil
 }
 
 func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Version, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
