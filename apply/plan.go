@@ -15,7 +15,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
-	"github.com/kubeletcfg/kubeletcfg/node"
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/validate"
 )
@@ -342,8 +342,8 @@ func checkNode(o Options, cur *dropins.Result) error {
 	}
 	if name == "" {
 		var err error
-		name, err = node.Hostname(o.Setup.Root)
-		if errors.Is(err, node.ErrNoHostname) {
+		name, err = hostnode.Hostname(o.Setup.Root)
+		if errors.Is(err, hostnode.ErrNoHostname) {
 			o.progress("the node's name is not known (no --hostname-override, no /etc/hostname in the image): taking --node %s", o.Node)
 			return nil
 		}
