@@ -554,6 +554,57 @@ func keyPosFold(doc *config.Document, leaf string) (int, bool) {
 	return 0, false
 }
 
+// foldedKeys finds a document's keys in any case, as keyPosFold does,
+// without scanning every key for every lookup.
+type foldedKeys struct {
+	doc   *config.Document
+	ascii map[string]int // lower-cased ASCII keys → line
+	other []string       // keys with other letters (K and ſ fold to ASCII)
+}
+
+func foldKeys(doc *config.Document) *foldedKeys {
+	f := &foldedKeys{doc: doc, ascii: map[string]int{}}
+	if doc == nil {
+		return f
+	}
+	for k, p := range doc.Keys {
+		if isASCII(k) {
+			f.ascii[strings.ToLower(k)] = p.Line
+		} else {
+			f.other = append(f.other, k)
+		}
+	}
+	return f
+}
+
+// line is keyPosFold(doc, leaf).
+func (f *foldedKeys) line(leaf string) (int, bool) {
+	if pos, ok := keyPos(f.doc, leaf); ok || f.doc == nil {
+		return pos, ok
+	}
+	if !isASCII(leaf) {
+		return keyPosFold(f.doc, leaf)
+	}
+	if pos, ok := f.ascii[strings.ToLower(leaf)]; ok {
+		return pos, true
+	}
+	for _, k := range f.other {
+		if strings.EqualFold(k, leaf) {
+			return f.doc.Keys[k].Line, true
+		}
+	}
+	return 0, false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 func setAll(origins map[string]Origin, leaves []string, o Origin) {
 	for _, l := range leaves {
 		origins[l] = o

@@ -86,6 +86,10 @@ func (mergePatch) wholeFile() bool { return false }
 // from the last drop-in that names it; one that changed without being
 // named was defaulted again (after a null) or follows another field.
 func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origins map[string]Origin, leaves []string) {
+	folded := make([]*foldedKeys, len(ds))
+	for i, d := range ds {
+		folded[i] = foldKeys(d.Doc)
+	}
 	for _, leaf := range leaves {
 		named := false
 		for i := len(ds) - 1; i >= 0; i-- {
@@ -98,7 +102,7 @@ func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origin
 				named = true
 				break
 			}
-			if pos, ok := keyPosFold(ds[i].Doc, leaf); ok && sameJSON(valueFold(ds[i].JSON, leaf), leafValue(out, leaf)) {
+			if pos, ok := folded[i].line(leaf); ok && sameJSON(valueFold(ds[i].JSON, leaf), leafValue(out, leaf)) {
 				origins[leaf] = Origin{Kind: "dropin", File: ds[i].Path, Line: pos}
 				named = true
 				break
