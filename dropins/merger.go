@@ -82,6 +82,16 @@ func (mergePatch) lenientDuplicate(p config.Problem, _ *schema.Version) (config.
 
 func (mergePatch) wholeFile() bool { return false }
 
+// mergeNamed is the mergeAttributed of a merge patch model m.
+func mergeNamed(m merger, cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
+	out, err := m.merge(cfg, ds, res.Version, res.defaultEviction, nil)
+	if err != nil {
+		return nil, err
+	}
+	attributeNamed(cfg, out, ds, origins, leaves)
+	return out, nil
+}
+
 // attributeNamed records the origins after a merge patch: a field comes
 // from the last drop-in that names it; one that changed without being
 // named was defaulted again (after a null) or follows another field.
@@ -146,12 +156,7 @@ func (versionedMergePatch) merge(cfg *v1beta1.KubeletConfiguration, ds []*Dropin
 }
 
 func (m versionedMergePatch) mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
-	out, err := m.merge(cfg, ds, res.Version, res.defaultEviction, nil)
-	if err != nil {
-		return nil, err
-	}
-	attributeNamed(cfg, out, ds, origins, leaves)
-	return out, nil
+	return mergeNamed(m, cfg, ds, res, origins, leaves)
 }
 
 func (versionedMergePatch) checkTypeMeta(path, apiVersion, kind string) error {
@@ -192,12 +197,7 @@ func (internalMergePatch) merge(cfg *v1beta1.KubeletConfiguration, ds []*Dropin,
 }
 
 func (m internalMergePatch) mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
-	out, err := m.merge(cfg, ds, res.Version, res.defaultEviction, nil)
-	if err != nil {
-		return nil, err
-	}
-	attributeNamed(cfg, out, ds, origins, leaves)
-	return out, nil
+	return mergeNamed(m, cfg, ds, res, origins, leaves)
 }
 
 func (internalMergePatch) checkTypeMeta(string, string, string) error { return nil }
