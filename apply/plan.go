@@ -231,11 +231,26 @@ func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite) (*dropins.
 	s.Args = append(s.Args, "--config-dir="+tmp)
 	res, err := dropins.Effective(s)
 	if err != nil {
-		return nil, err
+		// The copy's files are named as what they stand for: the file given
+		// for the drop-in, the drop-ins that are there.
+		var names []string
+		if o.NewFileName != "" && len(ds) > 0 {
+			names = append(names, filepath.Join(tmp, ds[0].Path), o.NewFileName)
+		}
+		return nil, &renamedError{err: err, msg: strings.NewReplacer(append(names, tmp, cur.ConfigDir)...).Replace(err.Error())}
 	}
 	res.ConfigDir = cur.ConfigDir
 	return res, nil
 }
+
+// renamedError is err with its message restated.
+type renamedError struct {
+	err error
+	msg string
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
 
 // copyTree copies the drop-in directory dir (a path on the node under root,
 // "" for this one) into dst, reading through nodefile: inside the root,

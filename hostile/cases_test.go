@@ -64,6 +64,10 @@ var hostileCases = []hostileCase{
 		in:   map[string]string{"c.yaml": head, "d/10.conf": head, "d/x.yaml": "-> @O/fifo", "new.conf": head + "maxPods: 9\n"},
 		args: []string{"apply", "--kubelet-version=1.37", "--dry-run", "--node", "@H", "--dropin", "50-new.conf=@I/new.conf", "--", "--config=@I/c.yaml", "--config-dir=@I/d"}, code: 1,
 		stdout: []string{"maxPods: 110 -> 9"}},
+	{name: "apply --dropin NAME=broken.conf names the file given",
+		in:   map[string]string{"c.yaml": head, "d/10.conf": head, "bad.conf": head + "maxPods: [\n", "new.conf": head},
+		args: []string{"apply", "--kubelet-version=1.37", "--dry-run", "--node", "@H", "--dropin", "50-new.conf=@I/bad.conf", "--dropin", "60-more.conf=@I/new.conf", "--", "--config=@I/c.yaml", "--config-dir=@I/d"}, code: 2,
+		want: []string{"failed to load kubelet dropin file, path: @I/bad.conf, error: @I/bad.conf:3: not valid YAML"}},
 	// In an image, /dev/zero is the image's: a FIFO stands for a device there.
 	{name: "image's config.yaml a link to /dev/zero", sample: true, root: map[string]string{"var/lib/kubelet/config.yaml": "-> /dev/zero", "dev/zero": "<fifo>"},
 		args: []string{"effective", V, "--root", "@R"}, code: 2, want: []string{"@R/dev/zero: a FIFO"}},
