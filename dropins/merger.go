@@ -132,11 +132,9 @@ func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origin
 type versionedMergePatch struct{ mergePatch }
 
 func (versionedMergePatch) merge(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, _ bool, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
-	js, err := config.JSON(cfg, v)
-	if err != nil {
-		return nil, err
-	}
-	doc, err := decodeTree(js)
+	// The configuration's JSON as a tree: its numbers, float64 here, print
+	// as config.JSON prints them.
+	doc, err := config.ToMap(cfg, v)
 	if err != nil {
 		return nil, err
 	}
