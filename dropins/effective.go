@@ -577,15 +577,15 @@ func foldKeys(doc *config.Document) *foldedKeys {
 	return f
 }
 
-// line is keyPosFold(doc, leaf).
-func (f *foldedKeys) line(leaf string) (int, bool) {
+// line is keyPosFold(doc, leaf); lower is strings.ToLower(leaf).
+func (f *foldedKeys) line(leaf, lower string) (int, bool) {
 	if pos, ok := keyPos(f.doc, leaf); ok || f.doc == nil {
 		return pos, ok
 	}
 	if !isASCII(leaf) {
 		return keyPosFold(f.doc, leaf)
 	}
-	if pos, ok := f.ascii[strings.ToLower(leaf)]; ok {
+	if pos, ok := f.ascii[lower]; ok {
 		return pos, true
 	}
 	for _, k := range f.other {

@@ -101,6 +101,7 @@ func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origin
 		folded[i] = foldKeys(d.Doc)
 	}
 	for _, leaf := range leaves {
+		lower := strings.ToLower(leaf)
 		named := false
 		for i := len(ds) - 1; i >= 0; i-- {
 			// The merged JSON is decoded by encoding/json: keys match fields
@@ -112,7 +113,7 @@ func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origin
 				named = true
 				break
 			}
-			if pos, ok := folded[i].line(leaf); ok && sameJSON(valueFold(ds[i].JSON, leaf), leafValue(out, leaf)) {
+			if pos, ok := folded[i].line(leaf, lower); ok && sameJSON(valueFold(ds[i].JSON, leaf), leafValue(out, leaf)) {
 				origins[leaf] = Origin{Kind: "dropin", File: ds[i].Path, Line: pos}
 				named = true
 				break
