@@ -22,6 +22,9 @@ type Options struct {
 	Node    string          // must name this node
 	Setup   dropins.Options // how the kubelet is started today (its --config names the file)
 	NewFile []byte          // the new content of the --config file
+	// NewFileName is the file NewFile was read from, named in its errors
+	// (default: the --config file).
+	NewFileName string
 	// Dropin, when set, names a drop-in of the kubelet's --config-dir that
 	// NewFile becomes (created or replaced) instead of the --config file.
 	Dropin string

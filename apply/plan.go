@@ -1,10 +1,12 @@
 package apply
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/validate"
 )
 
@@ -201,7 +205,14 @@ func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite) (*dropins.
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if err := copyTree(cur.ConfigDir, tmp); err != nil {
+	dir := cur.ConfigDir
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(o.Setup.Dir, dir)
+		if dir, err = filepath.Abs(dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := copyTree(o.Setup.Root, dir, tmp); err != nil {
 		return nil, err
 	}
 	for _, d := range ds {
@@ -220,36 +231,83 @@ func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite) (*dropins.
 	s.Args = append(s.Args, "--config-dir="+tmp)
 	res, err := dropins.Effective(s)
 	if err != nil {
-		return nil, err
+		// The copy's files are named as what they stand for: the file given
+		// for the drop-in, the drop-ins that are there.
+		var names []string
+		if o.NewFileName != "" && len(ds) > 0 {
+			names = append(names, filepath.Join(tmp, ds[0].Path), o.NewFileName)
+		}
+		return nil, &renamedError{err: err, msg: strings.NewReplacer(append(names, tmp, cur.ConfigDir)...).Replace(err.Error())}
 	}
 	res.ConfigDir = cur.ConfigDir
 	return res, nil
 }
 
-// copyTree copies the regular files (links followed) and directories below src.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+// renamedError is err with its message restated.
+type renamedError struct {
+	err error
+	msg string
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
+
+// copyTree copies the drop-in directory dir (a path on the node under root,
+// "" for this one) into dst, reading through nodefile: inside the root,
+// regular files only, each within the limit of a config file. The kubelet
+// reads only the *.conf files; any other entry is copied empty, for its name.
+func copyTree(root, dir, dst string) error {
+	r, err := nodefile.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	res, err := r.Resolve(dir)
+	if err != nil {
+		return err
+	}
+	return copyDir(r, res, dst)
+}
+
+func copyDir(r *nodefile.Root, dir, dst string) error {
+	names, err := r.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		p, target := path.Join(dir, name), filepath.Join(dst, name)
+		fi, err := r.Lstat(p)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o700)
+		if fi.IsDir() {
+			if err := os.Mkdir(target, 0o700); err != nil {
+				return err
+			}
+			if err := copyDir(r, p, target); err != nil {
+				return err
+			}
+			continue
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
+		var data []byte
+		if filepath.Ext(name) == ".conf" {
+			if data, err = r.ReadFile(p, nodefile.Config); err != nil {
+				return err
+			}
+		}
+		if err := os.WriteFile(target, data, 0o600); err != nil {
 			return err
 		}
-		return os.WriteFile(target, data, 0o600)
-	})
+	}
+	return nil
 }
 
 // layerWith layers the setup (with NewArgs when set) with content as its
 // --config file at path (disk path).
 func layerWith(o Options, path string, content []byte) (*dropins.Result, error) {
 	v := o.Setup.Version
-	doc, err := config.Decode(content, config.DecodeOptions{File: path, Version: v})
+	name := cmp.Or(o.NewFileName, path)
+	doc, err := config.Decode(content, config.DecodeOptions{File: name, Version: v})
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +315,7 @@ func layerWith(o Options, path string, content []byte) (*dropins.Result, error) 
 		return nil, errs[0]
 	}
 	if errs := v.CheckGates(doc.Config.FeatureGates); len(errs) > 0 {
-		return nil, fmt.Errorf("%s: %s", path, strings.Join(errs, "; "))
+		return nil, fmt.Errorf("%s: %s", name, strings.Join(errs, "; "))
 	}
 	s := o.Setup
 	if o.NewArgs != nil {
@@ -298,11 +356,14 @@ func checkNode(o Options, cur *dropins.Result) error {
 		}
 	}
 	if name == "" {
-		if o.Setup.Root != "" {
-			b, _ := os.ReadFile(filepath.Join(o.Setup.Root, "etc/hostname"))
-			name = strings.TrimSpace(string(b))
-		} else {
-			name, _ = os.Hostname()
+		var err error
+		name, err = hostnode.Hostname(o.Setup.Root)
+		if errors.Is(err, hostnode.ErrNoHostname) {
+			o.progress("the node's name is not known (no --hostname-override, no /etc/hostname in the image): taking --node %s", o.Node)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("the node's name: %w", err)
 		}
 	}
 	if !strings.EqualFold(name, o.Node) {

@@ -38,7 +38,7 @@ func DefaultVersioned(cfg *v1beta1.KubeletConfiguration, v *schema.Version) *v1b
 }
 
 func defaulted(cfg *v1beta1.KubeletConfiguration, v *schema.Version, eviction bool) (*v1beta1.KubeletConfiguration, *v1beta1.KubeletConfiguration) {
-	def, err := defaultsFor(v, v.Defaults(), cfg.FeatureGates)
+	def, err := cachedDefaults(v, cfg.FeatureGates)
 	if err != nil {
 		// The embedded defaults are generated from the kubelet's own output and
 		// decode by construction; failing here is a build defect.
@@ -60,6 +60,37 @@ func FlagsBaseline(v *schema.Version) *v1beta1.KubeletConfiguration {
 		panic(fmt.Sprintf("embedded flags baseline of kubelet %s: %v", v.Minor, err))
 	}
 	return cfg
+}
+
+// decodedDefaults caches defaultsFor's result per version and set of gated
+// defaults that apply: decoding them is most of the cost of defaulting.
+var decodedDefaults sync.Map
+
+type defaultsKey struct {
+	v       *schema.Version
+	applies string // per gated default, "1" when it applies
+}
+
+// cachedDefaults is defaultsFor of the version's defaults, a copy of the
+// cached decoding.
+func cachedDefaults(v *schema.Version, gates map[string]bool) (*v1beta1.KubeletConfiguration, error) {
+	applies := make([]byte, 0, len(v.GatedDefaults()))
+	for _, gd := range v.GatedDefaults() {
+		applies = append(applies, '0')
+		if v.GateEnabled(gd.Gate, gates) == gd.Enabled {
+			applies[len(applies)-1] = '1'
+		}
+	}
+	key := defaultsKey{v, string(applies)}
+	if def, ok := decodedDefaults.Load(key); ok {
+		return def.(*v1beta1.KubeletConfiguration).DeepCopy(), nil
+	}
+	def, err := defaultsFor(v, v.Defaults(), gates)
+	if err != nil {
+		return nil, err
+	}
+	decodedDefaults.Store(key, def)
+	return def.DeepCopy(), nil
 }
 
 // defaultsFor decodes a version's defaults with the gate-dependent ones that
@@ -234,19 +265,36 @@ func indexPath(path string) ([][]int, bool) {
 }
 
 func fieldIndexByJSONName(t reflect.Type, name string) ([]int, bool) {
-	if t.Kind() != reflect.Struct {
-		return nil, false
+	idx, ok := jsonIndex(t)[name]
+	return idx, ok
+}
+
+// jsonIndexes caches, per struct type, jsonIndex's map.
+var jsonIndexes sync.Map
+
+// jsonIndex maps the JSON names of a struct type's fields to their indexes,
+// the fields of an untagged embedded struct included: the first field with a
+// name wins, in field order.
+func jsonIndex(t reflect.Type) map[string][]int {
+	if m, ok := jsonIndexes.Load(t); ok {
+		return m.(map[string][]int)
 	}
-	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
-		if tag == name {
-			return []int{i}, true
-		}
-		if t.Field(i).Anonymous && tag == "" {
-			if sub, ok := fieldIndexByJSONName(t.Field(i).Type, name); ok {
-				return append([]int{i}, sub...), true
+	m := map[string][]int{}
+	if t.Kind() == reflect.Struct {
+		for i := 0; i < t.NumField(); i++ {
+			tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if _, seen := m[tag]; !seen {
+				m[tag] = []int{i}
+			}
+			if t.Field(i).Anonymous && tag == "" {
+				for name, sub := range jsonIndex(t.Field(i).Type) {
+					if _, seen := m[name]; !seen {
+						m[name] = append([]int{i}, sub...)
+					}
+				}
 			}
 		}
 	}
-	return nil, false
+	jsonIndexes.Store(t, m)
+	return m
 }

@@ -109,6 +109,7 @@ type Result struct {
 
 	defaultEviction bool      // the --config file set no evictionHard
 	dropins         []*Dropin // as read, for the origins of map keys
+	merger          merger    // how the version merges drop-ins, when there are
 }
 
 // Effective layers a setup as its kubelet version does: defaults (or the
@@ -173,11 +174,10 @@ func layer(opts Options) (*Result, error) {
 			// The file as it will be (it may not exist yet).
 			cfg = config.ResolvePaths(opts.Base, v, nodeDir(opts, res.ConfigFile))
 		} else {
-			if cfg, err = loadConfigFile(path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
+			if cfg, doc, err = loadConfigFile(path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
 				return nil, err
 			}
-			doc, _ = config.Decode(mustRead(path), config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
-			res.defaultEviction = doc != nil && doc.Config.EvictionHard == nil
+			res.defaultEviction = doc.Config.EvictionHard == nil
 		}
 		dropGates(opts, res, cfg, path)
 		if v.DefaultingChecksGates() && opts.Base == nil {
@@ -205,11 +205,14 @@ func layer(opts Options) (*Result, error) {
 				return nil, fmt.Errorf("flag %s specified but environment variable %s not set, cannot start kubelet", res.ConfigDir, env)
 			}
 		}
-		if cfg, err = applyDropins(cfg, dir, v, res, origins, leaves); err != nil {
+		if res.merger, err = mergerFor(v); err != nil {
+			return nil, err
+		}
+		if cfg, err = applyDropins(cfg, dir, res, origins, leaves); err != nil {
 			return nil, fmt.Errorf("failed to merge kubelet configs: %w", err)
 		}
 		dropGates(opts, res, cfg, dir)
-		if v.DefaultingChecksGates() && v.DropinMerge() == schema.VersionedMergePatch && opts.Base == nil {
+		if v.DefaultingChecksGates() && res.merger.defaultsMerged() && opts.Base == nil {
 			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to merge kubelet configs: the kubelet panics while defaulting the merged drop-ins"); err != nil {
 				return nil, err
 			}
@@ -364,30 +367,25 @@ func nodeDir(opts Options, p string) string {
 	return filepath.Dir(p)
 }
 
-func mustRead(path string) []byte {
-	data, _ := nodefile.ReadFile(path, nodefile.Config)
-	return data
-}
-
 // loadConfigFile reads the --config file as the kubelet does: decoded
 // leniently (unknown fields dropped: reported as warnings), defaulted, paths
-// resolved against its directory.
-func loadConfigFile(path, dir string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, error) {
+// resolved against its directory. The document is the file as decoded.
+func loadConfigFile(path, dir string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, *config.Document, error) {
 	data, err := nodefile.ReadFile(path, nodefile.Config)
 	if err != nil {
-		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
+		return nil, nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
 	}
 	doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
 	if err != nil {
-		return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
+		return nil, nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
 	}
 	for _, p := range doc.Problems {
 		res.Warnings = append(res.Warnings, p.Error())
 	}
-	return config.ResolvePaths(config.Default(doc.Config, v), v, dir), nil
+	return config.ResolvePaths(config.Default(doc.Config, v), v, dir), doc, nil
 }
 
-func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Version, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
+func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
 	files, err := List(dir)
 	if err != nil {
 		return nil, err
@@ -395,68 +393,21 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, v *schema.Versi
 	res.Warnings = append(res.Warnings, unread(dir)...)
 	var ds []*Dropin
 	for _, f := range files {
-		d, err := read(f, v)
+		d, err := read(f, res.Version, res.merger)
 		if err != nil {
 			return nil, err
 		}
 		ds = append(ds, d)
 		res.dropins = append(res.dropins, d)
 		res.Dropins = append(res.Dropins, f)
-		warnDropin(res, d, v)
+		warnDropin(res, d)
 	}
-	if v.DropinMerge() == schema.LoadAndCopy && len(ds) > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("kubelet %s loads each drop-in as a whole config file: every field a drop-in does not set is reset to its default, and a drop-in cannot set a zero or false value", v.Minor))
-	}
-	if v.DropinMerge() == schema.LoadAndCopy {
-		// Every drop-in rewrites whatever it has non-zero, defaults
-		// included: attribute each change to the drop-in that made it.
-		prev := cfg
-		attribute := func(i int, next *v1beta1.KubeletConfiguration) {
-			d := ds[i]
-			for _, leaf := range leaves {
-				pos, inFile := keyPos(d.Doc, leaf)
-				if inFile || !reflect.DeepEqual(leafValue(prev, leaf), leafValue(next, leaf)) {
-					origins[leaf] = Origin{Kind: "dropin", File: d.Path, Line: pos}
-				}
-			}
-			prev = next
-		}
-		return mergeAll(cfg, ds, v, res.defaultEviction, attribute)
-	}
-	// A merge patch changes what a drop-in names: a field comes from the
-	// last drop-in that sets it; one that changed without being named was
-	// defaulted again (after a null) or follows another field.
-	out, err := mergeAll(cfg, ds, v, res.defaultEviction, nil)
-	if err != nil {
-		return nil, err
-	}
-	for _, leaf := range leaves {
-		named := false
-		for i := len(ds) - 1; i >= 0; i-- {
-			// The merged JSON is decoded by encoding/json: keys match fields
-			// in any case, but the exact key, when the configuration has
-			// it, wins; a key in another case is the origin only when it
-			// holds the value that resulted.
-			if pos, ok := keyPos(ds[i].Doc, leaf); ok {
-				origins[leaf] = Origin{Kind: "dropin", File: ds[i].Path, Line: pos}
-				named = true
-				break
-			}
-			if pos, ok := keyPosFold(ds[i].Doc, leaf); ok && sameJSON(valueFold(ds[i].JSON, leaf), leafValue(out, leaf)) {
-				origins[leaf] = Origin{Kind: "dropin", File: ds[i].Path, Line: pos}
-				named = true
-				break
-			}
-		}
-		if !named && !reflect.DeepEqual(leafValue(cfg, leaf), leafValue(out, leaf)) {
-			origins[leaf] = Origin{Kind: "default"}
-		}
-	}
-	return out, nil
+	return res.merger.mergeAttributed(cfg, ds, res, origins, leaves)
 }
 
 // warnDropin reports what the kubelet will silently do with a drop-in.
-func warnDropin(res *Result, d *Dropin, v *schema.Version) {
+func warnDropin(res *Result, d *Dropin) {
+	v := res.Version
 	if d.Doc == nil {
 		return
 	}
@@ -477,20 +428,7 @@ func warnDropin(res *Result, d *Dropin, v *schema.Version) {
 			}
 		}
 	}
-	if v.DropinMerge() == schema.InternalMergePatch {
-		t := reflect.TypeOf(v1beta1.KubeletConfiguration{})
-		for key, pos := range d.Doc.Keys {
-			if strings.Contains(key, ".") {
-				continue
-			}
-			if f, ok := fieldFold(t, key); ok {
-				tag := strings.Split(f.Tag.Get("json"), ",")[0]
-				if !strings.EqualFold(tag, f.Name) {
-					res.Warnings = append(res.Warnings, fmt.Sprintf("%s:%d: %s: kubelet %s ignores this field in a drop-in (its merge matches Go field names, and this one is %s)", d.Path, pos.Line, key, v.Minor, f.Name))
-				}
-			}
-		}
-	}
+	res.merger.warnDropin(res, d)
 }
 
 func warnShadowed(res *Result, origins map[string]Origin, set []string, before *v1beta1.KubeletConfiguration, cl *flags.CommandLine) {
@@ -614,6 +552,57 @@ func keyPosFold(doc *config.Document, leaf string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// foldedKeys finds a document's keys in any case, as keyPosFold does,
+// without scanning every key for every lookup.
+type foldedKeys struct {
+	doc   *config.Document
+	ascii map[string]int // lower-cased ASCII keys → line
+	other []string       // keys with other letters (K and ſ fold to ASCII)
+}
+
+func foldKeys(doc *config.Document) *foldedKeys {
+	f := &foldedKeys{doc: doc, ascii: map[string]int{}}
+	if doc == nil {
+		return f
+	}
+	for k, p := range doc.Keys {
+		if isASCII(k) {
+			f.ascii[strings.ToLower(k)] = p.Line
+		} else {
+			f.other = append(f.other, k)
+		}
+	}
+	return f
+}
+
+// line is keyPosFold(doc, leaf); lower is strings.ToLower(leaf).
+func (f *foldedKeys) line(leaf, lower string) (int, bool) {
+	if pos, ok := keyPos(f.doc, leaf); ok || f.doc == nil {
+		return pos, ok
+	}
+	if !isASCII(leaf) {
+		return keyPosFold(f.doc, leaf)
+	}
+	if pos, ok := f.ascii[lower]; ok {
+		return pos, true
+	}
+	for _, k := range f.other {
+		if strings.EqualFold(k, leaf) {
+			return f.doc.Keys[k].Line, true
+		}
+	}
+	return 0, false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func setAll(origins map[string]Origin, leaves []string, o Origin) {

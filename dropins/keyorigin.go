@@ -54,7 +54,7 @@ func attributeKeys(res *Result, cl *flags.CommandLine, sources []string, fileDoc
 // fileKey is the origin of a map key that no flag set: the last drop-in, or
 // the --config file, that names it with the value it has.
 func fileKey(res *Result, fileDoc *config.Document, ds []*Dropin, path, name string, val any, base Origin) Origin {
-	if o, ok := dropinKey(ds, path, name, val, res.Version); ok {
+	if o, ok := dropinKey(ds, path, name, val, res.merger); ok {
 		return o
 	}
 	if fileDoc != nil {
@@ -62,7 +62,7 @@ func fileKey(res *Result, fileDoc *config.Document, ds []*Dropin, path, name str
 			if sameMapValue(leafValue(fileDoc.Config, path), name, val) {
 				return Origin{Kind: "file", File: fileDoc.File, Line: pos.Line}
 			}
-			if o, ok := resetBy(ds, path, res.Version); ok {
+			if o, ok := resetBy(ds, path, res.merger); ok {
 				return o
 			}
 		}
@@ -119,15 +119,16 @@ func flagKeys(v *schema.Version, cl *flags.CommandLine, path string, sources []s
 
 // dropinKey finds the last drop-in that names a map key with the value that
 // resulted. A merge-patch drop-in that sets the whole map to null ends the
-// search: what the map holds after it was defaulted again or set later.
-func dropinKey(ds []*Dropin, path, key string, val any, v *schema.Version) (Origin, bool) {
+// search: what the map holds after it was defaulted again or set later. ds
+// are not empty only when merge is known.
+func dropinKey(ds []*Dropin, path, key string, val any, merge merger) (Origin, bool) {
 	for i := len(ds) - 1; i >= 0; i-- {
 		d := ds[i]
 		if d.Doc == nil {
 			continue
 		}
 		m, named := valueFold(d.JSON, path).(map[string]any)
-		if !named && v.DropinMerge() == schema.VersionedMergePatch {
+		if !named && merge.nullResetsMap() {
 			if _, nulled := keyPosFold(d.Doc, path); nulled {
 				return Origin{}, false
 			}
@@ -138,7 +139,7 @@ func dropinKey(ds []*Dropin, path, key string, val any, v *schema.Version) (Orig
 		raw, ok := m[key]
 		// 1.28 decodes a drop-in as a whole config file: null is the
 		// value type's zero value.
-		nullAsZero := raw == nil && v.DropinMerge() == schema.LoadAndCopy && isZeroValue(val)
+		nullAsZero := raw == nil && merge.wholeFile() && isZeroValue(val)
 		if !ok || (!sameJSON(raw, val) && !nullAsZero) {
 			continue
 		}
@@ -163,8 +164,8 @@ func sameMapValue(m any, key string, val any) bool {
 // resetBy names the drop-in that put a map's default back over the file's
 // value: a 1.28 drop-in is defaulted as a whole config, so the last one that
 // does not name the map.
-func resetBy(ds []*Dropin, path string, v *schema.Version) (Origin, bool) {
-	if v.DropinMerge() != schema.LoadAndCopy {
+func resetBy(ds []*Dropin, path string, m merger) (Origin, bool) {
+	if m == nil || !m.wholeFile() {
 		return Origin{}, false
 	}
 	for i := len(ds) - 1; i >= 0; i-- {

@@ -15,7 +15,6 @@ import (
 	"reflect"
 	"strings"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
@@ -71,8 +70,9 @@ func unread(dir string) []string {
 	return out
 }
 
-// read loads a drop-in as the kubelet does before merging it.
-func read(path string, v *schema.Version) (*Dropin, error) {
+// read loads a drop-in as the kubelet whose merge model is m does before
+// merging it.
+func read(path string, v *schema.Version, m merger) (*Dropin, error) {
 	data, err := nodefile.ReadFile(path, nodefile.Config)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
@@ -89,7 +89,7 @@ func read(path string, v *schema.Version) (*Dropin, error) {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
 	}
 	for _, p := range doc.Errors() {
-		if _, lenient := LenientDuplicate(p, v); isDuplicate(p) && !lenient {
+		if _, lenient := m.lenientDuplicate(p, v); isDuplicate(p) && !lenient {
 			return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, p)
 		}
 	}
@@ -103,111 +103,50 @@ func read(path string, v *schema.Version) (*Dropin, error) {
 	if tm.APIVersion == "" || tm.Kind == "" {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, no apiVersion/kind", path)
 	}
-	if v.DropinMerge() == schema.VersionedMergePatch && (tm.APIVersion != config.APIVersion || tm.Kind != config.Kind) {
-		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, unknown apiVersion/kind: %s, Kind=%s", path, tm.APIVersion, tm.Kind)
+	if err := m.checkTypeMeta(path, tm.APIVersion, tm.Kind); err != nil {
+		return nil, err
 	}
 	return &Dropin{Path: path, JSON: doc.JSON, Doc: doc}, nil
 }
 
 func isDuplicate(p config.Problem) bool { return strings.HasPrefix(p.Message, "duplicate key") }
 
-// LenientDuplicate restates a drop-in's duplicate key for a version that
-// loads drop-ins leniently (1.28 decodes each as a --config file): a warning,
-// the last of the keys wins. ok is false for any other problem or version.
-func LenientDuplicate(p config.Problem, v *schema.Version) (config.Problem, bool) {
-	if !isDuplicate(p) || v.DropinMerge() != schema.LoadAndCopy {
-		return p, false
+// patchTree merges a drop-in onto doc (a fresh decoding of the drop-in: doc
+// takes its values and later patches change them in place).
+func patchTree(doc jsonTree, d *Dropin) error {
+	patch, err := decodeTree(d.JSON)
+	if err != nil {
+		return fmt.Errorf("failed to merge drop-in and current config: %w", err)
 	}
-	what, _, _ := strings.Cut(p.Message, ";")
-	p.Message = fmt.Sprintf("%s; kubelet %s loads a drop-in as a --config file, decoding it leniently when strict decoding fails: this last one wins", what, v.Minor)
-	p.Warning = true
-	return p, true
+	mergeInto(doc, patch)
+	return nil
 }
 
-// mergeAll applies the drop-ins onto cfg with the merge of version v.
-// defaultEviction tells that cfg's evictionHard is the kubelet's default
-// (the --config file set none), which matters to the 1.28 merge.
-// step, when not nil, is called after each drop-in with the configuration
-// the kubelet would have if that drop-in were the last one.
-func mergeAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, defaultEviction bool, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
-	switch v.DropinMerge() {
-	case schema.VersionedMergePatch:
-		return mergePatchVersioned(cfg, ds, v, step)
-	case schema.InternalMergePatch:
-		return mergePatchInternal(cfg, ds, v, step)
-	case schema.LoadAndCopy:
-		return loadAndCopyAll(cfg, ds, v, defaultEviction, step)
-	}
-	return nil, fmt.Errorf("kubelet %s: unknown drop-in merge %q", v.Minor, v.DropinMerge())
-}
-
-// mergePatchVersioned is the merge of 1.32 and newer: RFC 7386 merge patches
-// onto the v1beta1 JSON of the configuration so far, one drop-in after the
-// other; the result is decoded as encoding/json does (keys match in any case,
-// the last match wins, unknown keys are dropped) and the v1beta1 defaults —
-// not the eviction defaults of a --config file — are applied again.
-func mergePatchVersioned(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
-	js, err := config.JSON(cfg, v)
+func decodeVersioned(doc jsonTree, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	js, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
 	}
-	for i, d := range ds {
-		if js, err = jsonpatch.MergePatch(js, d.JSON); err != nil {
-			return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
-		}
-		if step != nil {
-			out, err := decodeVersioned(js, v)
-			if err != nil {
-				return nil, err
-			}
-			step(i, out)
-		}
-	}
-	return decodeVersioned(js, v)
-}
-
-func decodeVersioned(js []byte, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
 	out := &v1beta1.KubeletConfiguration{}
 	if err := json.Unmarshal(js, out); err != nil {
 		return nil, fmt.Errorf("failed to unmarshal merged JSON into kubelet configuration: %w", err)
 	}
-	out, err := config.Prune(out, v)
+	out, err = config.Prune(out, v)
 	if err != nil {
 		return nil, err
 	}
 	return config.DefaultVersioned(out, v), nil
 }
 
-// mergePatchInternal is the merge of 1.29–1.31: the patches go onto the JSON
-// of the kubelet's internal configuration, whose keys are Go field names, and
-// the result is decoded into that same configuration. Drop-in keys never meet
-// the base's keys, so the drop-ins merge among themselves (a later null
-// deletes an earlier drop-in's value), then decode over the configuration:
-// a key whose v1beta1 name differs from the Go field name (resolvConf) is
-// lost, and maps gain keys instead of being replaced.
-func mergePatchInternal(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
-	acc := []byte("{}")
-	for i, d := range ds {
-		var err error
-		if acc, err = jsonpatch.MergePatch(acc, d.JSON); err != nil {
-			return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
-		}
-		if step != nil {
-			out, err := decodeInternal(cfg, acc, v)
-			if err != nil {
-				return nil, err
-			}
-			step(i, out)
-		}
-	}
-	return decodeInternal(cfg, acc, v)
-}
-
 // decodeInternal decodes the merged drop-ins over the configuration as the
 // kubelet's json.Unmarshal into its internal configuration does.
-func decodeInternal(cfg *v1beta1.KubeletConfiguration, acc []byte, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+func decodeInternal(cfg *v1beta1.KubeletConfiguration, acc jsonTree, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	merged, err := json.Marshal(acc)
+	if err != nil {
+		return nil, err
+	}
 	var p map[string]any
-	if err := json.Unmarshal(acc, &p); err != nil {
+	if err := json.Unmarshal(merged, &p); err != nil {
 		return nil, fmt.Errorf("failed to merge drop-in and current config: %w", err)
 	}
 	stripNulls(p)
@@ -282,45 +221,6 @@ func fieldFold(t reflect.Type, key string) (reflect.StructField, bool) {
 		}
 	}
 	return reflect.StructField{}, false
-}
-
-// loadAndCopyAll is the merge of 1.28: each drop-in is loaded and defaulted
-// like a --config file, then every non-zero field of it overrides the
-// configuration so far. A drop-in therefore resets what it does not mention
-// to the default, and cannot set a zero or false value.
-//
-// The kubelet gives a file without evictionHard its default map itself, not a
-// copy, and the merge writes into maps in place: once a drop-in's thresholds
-// are merged into that shared map, every later file without evictionHard
-// "defaults" to them too.
-func loadAndCopyAll(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, defaultEviction bool, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error) {
-	out := cfg.DeepCopy()
-	shared := config.Default(&v1beta1.KubeletConfiguration{}, v).EvictionHard
-	if defaultEviction {
-		for k, val := range out.EvictionHard {
-			shared[k] = val
-		}
-		out.EvictionHard = shared
-	}
-	for i, d := range ds {
-		data, err := nodefile.ReadFile(d.Path, nodefile.Config)
-		if err != nil {
-			return nil, err
-		}
-		doc, err := config.Decode(data, config.DecodeOptions{File: d.Path, Version: v, AllowUnknownFields: true})
-		if err != nil {
-			return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", d.Path, err)
-		}
-		src := config.ResolvePaths(config.Default(doc.Config, v), v, filepath.Dir(d.Path))
-		if doc.Config.EvictionHard == nil {
-			src.EvictionHard = shared
-		}
-		override(reflect.ValueOf(out).Elem(), reflect.ValueOf(src).Elem())
-		if step != nil {
-			step(i, out.DeepCopy())
-		}
-	}
-	return out, nil
 }
 
 // override copies every non-empty value of src over dst, maps key by key, as

@@ -75,10 +75,13 @@ func atime(p string) int64 {
 // inputs, O the sentinels outside the root that must stay unread.
 type dirs struct{ R, I, O string }
 
-// expand replaces @R, @I and @O in s.
+// expand replaces @R, @I and @O in s, and @H with this machine's host
+// name (what apply takes as the running node's name).
 func (d dirs) expand(s string) string {
-	return strings.NewReplacer("@R", d.R, "@I", d.I, "@O", d.O).Replace(s)
+	return strings.NewReplacer("@R", d.R, "@I", d.I, "@O", d.O, "@H", hostname).Replace(s)
 }
+
+var hostname, _ = os.Hostname()
 
 // The sentinels: a config and an env file with a value that must never show,
 // a FIFO that blocks whoever opens it, and a drop-in directory.

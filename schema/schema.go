@@ -133,9 +133,22 @@ func all() []*Version {
 }
 
 func minorLess(a, b string) bool {
-	va, _ := goversion.NewVersion(a)
-	vb, _ := goversion.NewVersion(b)
-	return va.LessThan(vb)
+	return parseMinor(a).LessThan(parseMinor(b))
+}
+
+// parsedMinors caches parseMinor: the rules tables compare minors many times,
+// and parsing one runs a regular expression.
+var parsedMinors sync.Map
+
+func parseMinor(s string) *goversion.Version {
+	if v, ok := parsedMinors.Load(s); ok {
+		return v.(*goversion.Version)
+	}
+	v, err := goversion.NewVersion(s)
+	if err == nil {
+		parsedMinors.Store(s, v)
+	}
+	return v
 }
 
 // Supported lists the supported minors, oldest first.

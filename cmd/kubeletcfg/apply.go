@@ -221,7 +221,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		}
 		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
 	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, Dropin: dropinName, MoreDropins: more})
+	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, NewFileName: f.file, Dropin: dropinName, MoreDropins: more})
 }
 
 func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
