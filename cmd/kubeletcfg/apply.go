@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -15,8 +13,6 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/apply"
 	"github.com/kubeletcfg/kubeletcfg/diff"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
-	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
@@ -27,8 +23,7 @@ const exitRolledBack = 3
 var errRolledBack = errors.New("rolled back")
 
 type applyFlags struct {
-	versionFlags
-	sourceFlags
+	setupFlags
 	node    string
 	file    string
 	dryRun  bool
@@ -196,7 +191,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if f.node == "" || f.file == "" {
 		return fmt.Errorf("--node and -f (or --dropin) are required")
 	}
-	v, err := f.resolve(s)
+	setup, err := f.setup(s, args, false)
 	if err != nil {
 		return err
 	}
@@ -204,20 +199,16 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	setup := dropins.Options{Version: v, Args: args, Root: f.root}
-	if len(args) == 0 {
-		k, err := f.commandLine(f.root, s)
-		if err != nil {
-			return err
-		}
-		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
+	o, err := f.options(s, apply.Options{Node: f.node, Setup: setup.Layer(), NewFile: content, Dropin: dropinName, MoreDropins: more})
+	if err != nil {
+		return err
 	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, Dropin: dropinName, MoreDropins: more})
+	out, err := apply.Run(cmd.Context(), o)
+	return f.print(s, out, err)
 }
 
 func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	f.setupFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
@@ -255,53 +246,20 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	if f.file != "" || len(f.dropins) > 0 || len(args) > 0 {
 		return fmt.Errorf("--from-migrate takes the flags from the node's unit and env files (or --from): no -f, --dropin or command line")
 	}
-	v, err := f.resolve(s)
+	setup, err := f.setup(s, nil, false)
 	if err != nil {
 		return err
 	}
-	k, err := f.commandLine(f.root, s)
+	o, err := f.options(s, apply.Options{Node: f.node})
 	if err != nil {
 		return err
 	}
-	setup := dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root,
-		DropGate: func(name string) bool { _, gone := v.RemovedGate(name); return gone }} // as migrate leaves them out
-	cur, err := dropins.Effective(setup)
-	if err != nil {
-		return placed(err, k)
-	}
-	configPath := cur.ConfigFile
-	if configPath == "" {
-		configPath = f.configPath
-	}
-	res, err := migrate.Run(migrate.Options{Options: setup, ConfigPath: configPath})
-	if err != nil {
-		return err
-	}
-	doc, err := res.ConfigYAML()
-	if err != nil {
-		return err
-	}
-	files, err := res.Rewrite(k.Args, k.Origins, f.root)
-	if err != nil {
-		return err
-	}
-	var extra []apply.FileWrite
-	for path, content := range files {
-		if f.root != "" {
-			path = filepath.Join(f.root, path)
-		}
-		extra = append(extra, apply.FileWrite{Path: path, Content: content})
-	}
-	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
-	for _, r := range res.Removed {
-		fmt.Fprintf(s.ErrOut, "removed: %s: %s\n", r.What(), r.Reason)
-	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: doc, Extra: extra,
-		NewArgs: res.CommandLine(k.Args), ConfigPath: configPath})
+	out, err := apply.RunMigration(cmd.Context(), setup, f.configPath, o)
+	return f.print(s, out, err)
 }
 
-// applyWith runs an apply with the flags every apply takes, and prints it.
-func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) error {
+// options are o with the flags every apply takes.
+func (f *applyFlags) options(s streams, o apply.Options) (apply.Options, error) {
 	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
 	o.AllowInsecure = f.allowInsecure
 	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard, o.StateDir = f.logFile, f.keep, f.configz(), f.startGuard, f.stateDir
@@ -309,11 +267,15 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 	if f.live.ClientCert != "" || f.live.CA != "" || f.live.Insecure {
 		client, err := f.live.Client()
 		if err != nil {
-			return err
+			return o, err
 		}
 		o.KubeletAPI = client
 	}
-	out, err := apply.Run(cmd.Context(), o)
+	return o, nil
+}
+
+// print prints an apply's outcome and turns its error into the exit code.
+func (f *applyFlags) print(s streams, out *apply.Outcome, err error) error {
 	if out != nil {
 		if f.output == "json" {
 			if out.Changes == nil {

@@ -10,12 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
 )
 
 type auditFlags struct {
-	versionFlags
-	sourceFlags
+	setupFlags
 	benchmark string
 	sections  []string
 	output    string
@@ -55,20 +53,12 @@ with --fail-on warn), 2 usage or I/O error.`,
 			if f.failOn != "fail" && f.failOn != "warn" {
 				return fmt.Errorf("--fail-on %q: must be fail or warn", f.failOn)
 			}
-			v, err := f.resolve(s)
+			setup, err := f.setup(s, args, false)
 			if err != nil {
 				return err
 			}
-			opts := audit.Options{Setup: dropins.Options{Version: v, Args: args, Root: f.root},
+			opts := audit.Options{Setup: setup.Layer(), UnitFiles: setup.Files,
 				Benchmark: f.benchmark, Sections: f.sections, PodCIDR: f.podCIDR}
-			if len(args) == 0 {
-				k, err := f.commandLine(f.root, s)
-				if err != nil {
-					return err
-				}
-				opts.Setup.Args, opts.Setup.ArgSources, opts.Setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
-				opts.UnitFiles = k.Files
-			}
 			rep, err := audit.Run(opts)
 			if err != nil {
 				return err
@@ -94,8 +84,7 @@ with --fail-on warn), 2 usage or I/O error.`,
 			return nil
 		},
 	}
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	f.setupFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&f.benchmark, "benchmark", "auto", "CIS benchmark version: "+strings.Join(audit.Benchmarks(), ", ")+" (auto: the one for the kubelet version)")
 	fl.StringSliceVar(&f.sections, "section", nil, "sections to run: cis, ops (default both)")

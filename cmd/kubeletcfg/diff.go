@@ -19,11 +19,11 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type diffFlags struct {
-	versionFlags
-	sourceFlags
+	setupFlags
 	against  string
 	unified  bool
 	output   string
@@ -43,6 +43,8 @@ type diffFlags struct {
 	// given, even with nothing after it).
 	kubeletArgs []string
 	dashed      bool
+	// warnings are those of the node's setup, for -o json.
+	warnings []warning.Warning
 }
 
 // side is one configuration being compared.
@@ -148,8 +150,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			return nil
 		},
 	}
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	f.setupFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&f.against, "against", "", "the configuration to compare with (default: the node's /var/lib/kubelet/config.yaml)")
 	fl.BoolVar(&f.unified, "unified", false, "print a unified diff of the effective configurations")
@@ -228,22 +229,29 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, 
 		}
 		return side{name: args[0], cfg: res.Running(), refused: res.Verdict()}, nil
 	}
-	if f.dashed {
-		res, err := dropins.Effective(dropins.Options{Version: v, Args: f.kubeletArgs, Root: f.root})
-		if err != nil {
-			return side{}, err
-		}
-		return side{name: "the command line", cfg: res.Running(), refused: res.Verdict()}, nil
-	}
-	k, err := f.commandLine(f.root, s)
+	setup, err := f.setupAs(s, v, f.kubeletArgs, f.dashed)
 	if err != nil {
 		return side{}, err
 	}
-	res, err := dropins.Effective(dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root})
+	res, err := dropins.Effective(setup.Layer())
 	if err != nil {
-		return side{}, placed(err, k)
+		return side{}, setup.Place(err)
 	}
-	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running(), refused: res.Verdict()}, nil
+	name := "the command line"
+	if setup.FromNode {
+		name = "the node's setup (" + strings.Join(setup.Files, ", ") + ")"
+	}
+	return side{name: name, cfg: res.Running(), refused: res.Verdict()}, nil
+}
+
+// setupAs reads the node's setup as kubelet v: args (dashed: after a --),
+// or the node's command line.
+func (f *diffFlags) setupAs(s streams, v *schema.Version, args []string, dashed bool) (*node.Setup, error) {
+	setup, err := node.ReadSetupAs(v, f.setupSource(s, args, dashed))
+	if err == nil {
+		f.warnings = setup.Warnings
+	}
+	return setup, err
 }
 
 func effectiveOf(file string, v *schema.Version) (*dropins.Result, error) {
@@ -321,14 +329,13 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 	if err != nil {
 		return err
 	}
-	k, err := f.commandLine(f.root, s)
+	setup, err := f.setupAs(s, v, nil, false) // always the node's
 	if err != nil {
 		return err
 	}
-	findings, err := diff.Preflight(diff.PreflightOptions{From: v, To: to,
-		Layer: dropins.Options{Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}})
+	findings, err := diff.Preflight(diff.PreflightOptions{From: v, To: to, Layer: setup.Layer()})
 	if err != nil {
-		return placed(err, k)
+		return setup.Place(err)
 	}
 	if f.output == "json" {
 		if findings == nil {

@@ -9,15 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
-	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type migrateFlags struct {
-	versionFlags
-	sourceFlags
+	setupFlags
 	output     string
 	configPath string
 	noVerify   bool
@@ -53,21 +50,14 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 			if f.output != "yaml" && f.output != "json" {
 				return fmt.Errorf("--output %q: must be yaml or json", f.output)
 			}
-			v, err := f.resolve(s)
+			setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
 			if err != nil {
 				return err
 			}
-			opts := migrate.Options{ConfigPath: f.configPath, Options: dropins.Options{Version: v, Args: args, Root: f.root}}
-			var k *node.Kubelet
-			if len(args) == 0 && cmd.ArgsLenAtDash() < 0 {
-				if k, err = f.commandLine(f.root, s); err != nil {
-					return err
-				}
-				opts.Args, opts.LookupEnv = k.Args, k.LookupEnv
-			}
-			res, err := migrate.Run(opts)
+			v := setup.Version
+			res, err := migrate.Run(migrate.Options{ConfigPath: f.configPath, Options: setup.Layer()})
 			if err != nil {
-				return refusal(s, placed(err, k))
+				return refusal(s, setup.Place(err))
 			}
 			// The kubelet would refuse the old setup and its migration alike:
 			// nothing to write.
@@ -112,8 +102,7 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 			return nil
 		},
 	}
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	f.setupFlags.bind(cmd.Flags())
 	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "where the new config file will live (named by the remaining --config flag)")
 	cmd.Flags().StringVar(&f.outputDir, "output-dir", "", "write config.yaml, kubelet-flags.env (the remaining flags), migration.json and report.txt into this directory (never over existing files)")
