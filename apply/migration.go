@@ -32,6 +32,9 @@ func RunMigration(ctx context.Context, s *nodesetup.Setup, configPath string, o 
 
 // planMigration fills o with the migration of s.
 func planMigration(s *nodesetup.Setup, configPath string, o Options) (Options, []migrate.Removed, error) {
+	if !s.FromNode {
+		return o, nil, fmt.Errorf("a migration rewrites the files the kubelet's flags are written in: read the command line from the node's unit and env files, not given directly")
+	}
 	v := s.Version
 	setup := s.Layer()
 	setup.DropGate = func(name string) bool { _, gone := v.RemovedGate(name); return gone } // as migrate leaves them out
