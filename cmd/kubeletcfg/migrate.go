@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeletcfg/kubeletcfg/audit"
+	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
@@ -54,37 +52,17 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 			if err != nil {
 				return err
 			}
-			v := setup.Version
-			res, err := migrate.Run(migrate.Options{ConfigPath: f.configPath, Options: setup.Layer()})
-			if err != nil {
-				return refusal(s, setup.Place(err))
+			res, err := migrate.Checked(migrate.Options{ConfigPath: f.configPath, Options: setup.Layer()},
+				migrate.Checks{NoVerify: f.noVerify, Secure: f.secure, Dir: f.outputDir})
+			if err != nil && res == nil {
+				return refusal(s, setup.Place(err)) // the old setup's error: where on the node
 			}
-			// The kubelet would refuse the old setup and its migration alike:
-			// nothing to write.
-			if r := res.Verdict(); r != nil && f.outputDir != "" {
+			if r, ok := err.(*dropins.Refused); ok {
 				return refusal(s, r)
-			}
-			if !f.noVerify {
-				dir, err := os.MkdirTemp("", "kubeletcfg-migrate")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				write := func(doc []byte) (string, error) {
-					path := filepath.Join(dir, "config.yaml")
-					return path, os.WriteFile(path, doc, 0o600)
-				}
-				if err := res.Verify(write); err != nil {
-					return fmt.Errorf("kubeletcfg's own check of the migration failed (please report): %w", err)
-				}
-			}
-			if res.Warnings, err = audit.SecureMigration(v, res.Effective, res.Config, res.Warnings, f.secure); err != nil {
-				return err
+			} else if err != nil {
+				return err // a check of the migration failed
 			}
 			if f.outputDir != "" {
-				if err := res.WriteDir(f.outputDir); err != nil {
-					return err
-				}
 				fmt.Fprintf(s.Out, "wrote %s in %s\n", strings.Join(migrate.Files, ", "), f.outputDir)
 				return nil
 			}
