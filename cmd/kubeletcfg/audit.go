@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -97,25 +96,13 @@ with --fail-on warn), 2 usage or I/O error.`,
 
 // writeFixed writes the fixed config to a new file, never over one.
 func writeFixed(s streams, rep *audit.Report, path string) error {
-	data, notes, err := rep.FixedConfig()
+	notes, err := rep.WriteFixed(path)
 	if err != nil {
-		return fmt.Errorf("--fix-to: %w", err)
-	}
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("--fix-to %s: the file exists; give a new name", path)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("--fix-to: %w", err)
 		}
-		return fmt.Errorf("--fix-to: %w", err)
-	}
-	if _, err := out.Write(data); err != nil {
-		out.Close()
-		os.Remove(path)
-		return fmt.Errorf("--fix-to %s: %w", path, err)
-	}
-	if err := out.Close(); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("--fix-to %s: %w", path, err)
+		return fmt.Errorf("--fix-to %w", err)
 	}
 	fmt.Fprintf(s.ErrOut, "note: wrote %s with %d fixes, valid for kubelet %s (review it, then kubeletcfg apply -f %s)\n", path, len(rep.Fixes()), rep.KubeletVersion, path)
 	for _, n := range notes {
