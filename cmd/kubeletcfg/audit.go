@@ -56,9 +56,7 @@ with --fail-on warn), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			opts := audit.Options{Setup: setup.Layer(), UnitFiles: setup.Files,
-				Benchmark: f.benchmark, Sections: f.sections, PodCIDR: f.podCIDR}
-			rep, err := audit.Run(opts)
+			rep, err := audit.Run(audit.Options{Setup: setup, Benchmark: f.benchmark, Sections: f.sections, PodCIDR: f.podCIDR})
 			if err != nil {
 				return err
 			}
