@@ -299,7 +299,7 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 	if err != nil {
 		return err
 	}
-	findings, err := diff.Preflight(diff.PreflightOptions{From: v, To: to, Layer: setup.Layer()})
+	findings, err := diff.Preflight(diff.PreflightOptions{Setup: setup, To: to})
 	if err != nil {
 		return setup.Place(err)
 	}
