@@ -3,6 +3,7 @@ package diff
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,17 +87,8 @@ func TestSetupSide(t *testing.T) {
 	if _, err := SetupSide(given); err == nil || !strings.Contains(err.Error(), "--max-pods") {
 		t.Errorf("a bad flag: err = %v", err)
 	}
-	onNode.Args[indexOf(onNode.Args, "--max-pods=150")] = "--max-podz=150"
+	onNode.Args[slices.Index(onNode.Args, "--max-pods=150")] = "--max-podz=150"
 	if _, err := SetupSide(onNode); err == nil || !strings.HasPrefix(err.Error(), "/etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS): ") {
 		t.Errorf("an unknown flag on the node: err = %v, want its file and line", err)
 	}
-}
-
-func indexOf(args []string, want string) int {
-	for i, a := range args {
-		if a == want {
-			return i
-		}
-	}
-	return -1
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,7 +110,7 @@ func TestReadSetupCommandLine(t *testing.T) {
 				}
 				return
 			}
-			i := indexOf(s.Args, "--max-pods=150")
+			i := slices.Index(s.Args, "--max-pods=150")
 			if i < 0 || s.Sources[i] != tc.source || layer.ArgSources[i] != tc.source {
 				t.Errorf("--max-pods=150 at %d: sources %q, want %q", i, s.Sources, tc.source)
 			}
@@ -124,15 +125,6 @@ func TestReadSetupCommandLine(t *testing.T) {
 			}
 		})
 	}
-}
-
-func indexOf(args []string, want string) int {
-	for i, a := range args {
-		if a == want {
-			return i
-		}
-	}
-	return -1
 }
 
 func TestReadSetupCommandLineErrors(t *testing.T) {
@@ -252,7 +244,7 @@ func TestSetupPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := indexOf(s.Args, "--max-pods=150")
+	i := slices.Index(s.Args, "--max-pods=150")
 	err = s.Place(&flags.Error{Arg: "--max-pods=150", Index: i, Reason: "bad"})
 	if err == nil || !strings.HasPrefix(err.Error(), "/etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS): ") {
 		t.Errorf("placed error %v does not name the env file, line and variable", err)
