@@ -199,12 +199,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	o, err := f.options(s, apply.Options{Node: f.node, Setup: setup.Layer(), NewFile: content, Dropin: dropinName, MoreDropins: more})
-	if err != nil {
-		return err
-	}
-	out, err := apply.Run(cmd.Context(), o)
-	return f.print(s, out, err)
+	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup.Layer(), NewFile: content, Dropin: dropinName, MoreDropins: more}, apply.Run)
 }
 
 func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
@@ -250,16 +245,15 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	if err != nil {
 		return err
 	}
-	o, err := f.options(s, apply.Options{Node: f.node})
-	if err != nil {
-		return err
+	migration := func(ctx context.Context, o apply.Options) (*apply.Outcome, error) {
+		return apply.RunMigration(ctx, setup, f.configPath, o)
 	}
-	out, err := apply.RunMigration(cmd.Context(), setup, f.configPath, o)
-	return f.print(s, out, err)
+	return applyWith(cmd, s, f, apply.Options{Node: f.node}, migration)
 }
 
-// options are o with the flags every apply takes.
-func (f *applyFlags) options(s streams, o apply.Options) (apply.Options, error) {
+// applyWith runs an apply (run: apply.Run or apply.RunMigration) with the
+// flags every apply takes, and prints it.
+func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, run func(context.Context, apply.Options) (*apply.Outcome, error)) error {
 	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
 	o.AllowInsecure = f.allowInsecure
 	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard, o.StateDir = f.logFile, f.keep, f.configz(), f.startGuard, f.stateDir
@@ -267,15 +261,11 @@ func (f *applyFlags) options(s streams, o apply.Options) (apply.Options, error) 
 	if f.live.ClientCert != "" || f.live.CA != "" || f.live.Insecure {
 		client, err := f.live.Client()
 		if err != nil {
-			return o, err
+			return err
 		}
 		o.KubeletAPI = client
 	}
-	return o, nil
-}
-
-// print prints an apply's outcome and turns its error into the exit code.
-func (f *applyFlags) print(s streams, out *apply.Outcome, err error) error {
+	out, err := run(cmd.Context(), o)
 	if out != nil {
 		if f.output == "json" {
 			if out.Changes == nil {
