@@ -8,7 +8,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
-	nodesetup "github.com/kubeletcfg/kubeletcfg/node"
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 )
 
 // RunMigration applies kubeletcfg migrate's result to the node whose
@@ -17,7 +17,7 @@ import (
 // the remaining flags, in one transaction. o says how to apply; its Setup,
 // NewFile, Extra, NewArgs and ConfigPath are set here. The flags and
 // feature gates the version no longer has are listed on o.Progress.
-func RunMigration(ctx context.Context, s *nodesetup.Setup, configPath string, o Options) (*Outcome, error) {
+func RunMigration(ctx context.Context, s *hostnode.Setup, configPath string, o Options) (*Outcome, error) {
 	o, removed, err := planMigration(s, configPath, o)
 	if err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func RunMigration(ctx context.Context, s *nodesetup.Setup, configPath string, o 
 }
 
 // planMigration fills o with the migration of s.
-func planMigration(s *nodesetup.Setup, configPath string, o Options) (Options, []migrate.Removed, error) {
+func planMigration(s *hostnode.Setup, configPath string, o Options) (Options, []migrate.Removed, error) {
 	if !s.FromNode {
 		return o, nil, fmt.Errorf("a migration rewrites the files the kubelet's flags are written in: read the command line from the node's unit and env files, not given directly")
 	}

@@ -11,17 +11,17 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	nodesetup "github.com/kubeletcfg/kubeletcfg/node"
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 )
 
 // kubeadmNode is a copy of a node image with flags in kubeadm's env files,
 // and its setup read from those files.
-func kubeadmNode(t *testing.T) (string, *nodesetup.Setup) {
+func kubeadmNode(t *testing.T) (string, *hostnode.Setup) {
 	root := t.TempDir()
 	if err := os.CopyFS(root, os.DirFS("../testdata/nodes/kubeadm-1.31")); err != nil {
 		t.Fatal(err)
 	}
-	setup, err := nodesetup.ReadSetup(nodesetup.Source{Root: root, KubeletVersion: "1.31",
+	setup, err := hostnode.ReadSetup(hostnode.Source{Root: root, KubeletVersion: "1.31",
 		From: []string{"/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet"}})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestRunMigrationDryRun(t *testing.T) {
 
 func TestRunMigrationRefuses(t *testing.T) {
 	_, setup := kubeadmNode(t)
-	given := &nodesetup.Setup{Kubelet: nodesetup.Kubelet{Args: setup.Args}, Version: setup.Version, Root: setup.Root}
+	given := &hostnode.Setup{Kubelet: hostnode.Kubelet{Args: setup.Args}, Version: setup.Version, Root: setup.Root}
 	if _, err := RunMigration(context.Background(), given, "/var/lib/kubelet/config.yaml", Options{Node: "node-1", DryRun: true}); err == nil || !strings.Contains(err.Error(), "not given directly") {
 		t.Errorf("a command line given directly has no files to rewrite: err = %v", err)
 	}
