@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -63,13 +64,10 @@ type Result struct {
 
 // Options say what to audit.
 type Options struct {
-	// Setup is the kubelet's setup (version, command line and where each
-	// argument was written, environment, --root) as effective layers it.
-	Setup dropins.Options
-	// UnitFiles are the node paths systemd read to build the command line:
-	// the unit, its drop-ins, the environment files. Nil when the command
-	// line was given directly.
-	UnitFiles []string
+	// Setup is the node's kubelet setup: version, command line and where
+	// each argument was written, environment, root. Its Files, the unit,
+	// its drop-ins and the environment files, are judged too.
+	Setup *node.Setup
 	// Benchmark is "auto" (or "") for the benchmark of the kubelet version,
 	// or one of Benchmarks().
 	Benchmark string
@@ -90,7 +88,6 @@ type Report struct {
 	ConfigFile string `json:"configFile,omitempty"`
 
 	root     string
-	dir      string
 	version  *schema.Version
 	origins  map[string]dropins.Origin
 	warnings []string
@@ -125,6 +122,9 @@ type state struct {
 
 // Run audits a kubelet's setup.
 func Run(opts Options) (*Report, error) {
+	if opts.Setup == nil || opts.Setup.Version == nil {
+		return nil, fmt.Errorf("audit: no kubelet setup to audit")
+	}
 	v := opts.Setup.Version
 	b, note, err := pickBenchmark(opts.Benchmark, v)
 	if err != nil {
@@ -134,10 +134,11 @@ func Run(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := confine(opts.Setup); err != nil {
+	layer := opts.Setup.Layer()
+	if err := confine(layer); err != nil {
 		return nil, err
 	}
-	eff, err := dropins.Effective(opts.Setup)
+	eff, err := dropins.Effective(layer)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func Run(opts Options) (*Report, error) {
 	}
 	s.eff, s.opts = eff, &opts
 	rep := &Report{KubeletVersion: v.Minor, Benchmark: b.name, ConfigFile: eff.ConfigFile,
-		root: opts.Setup.Root, dir: opts.Setup.Dir, version: v, origins: eff.Origins, warnings: eff.Warnings}
+		root: layer.Root, version: v, origins: eff.Origins, warnings: eff.Warnings}
 	if note != "" {
 		rep.Notes = append(rep.Notes, note)
 	}
@@ -161,11 +162,6 @@ func Run(opts Options) (*Report, error) {
 		rep.Results = append(rep.Results, s.judge(c))
 	}
 	return rep, nil
-}
-
-// setupOf is enough of the setup to find the report's files again.
-func setupOf(r *Report) dropins.Options {
-	return dropins.Options{Version: r.version, Root: r.root, Dir: r.dir}
 }
 
 func sectionSet(names []string) (map[string]bool, error) {

@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -172,15 +171,11 @@ func runAt(t *testing.T, root, version string, args []string, podCIDR string) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Setup: dropins.Options{Version: v, Root: root, Args: args}, PodCIDR: podCIDR}
-	if args == nil {
-		k, err := node.DiscoverKubelet(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts.Setup.Args, opts.Setup.ArgSources, opts.Setup.LookupEnv, opts.UnitFiles = k.Args, k.Sources, k.LookupEnv, k.Files
+	setup, err := node.ReadSetupAs(v, node.Source{Root: root, Args: args, Dashed: args != nil})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return Run(opts)
+	return Run(Options{Setup: setup, PodCIDR: podCIDR})
 }
 
 func result(t *testing.T, rep *Report, id string) Result {

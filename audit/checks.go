@@ -289,7 +289,7 @@ func (s *state) flag(name string) (flagOcc, bool) {
 			continue
 		}
 		occ := flagOcc{value: o.Value, origin: "flag --" + name}
-		if src := s.opts.Setup.ArgSources; o.Index >= 0 && o.Index < len(src) && src[o.Index] != "" {
+		if src := s.opts.Setup.Sources; o.Index >= 0 && o.Index < len(src) && src[o.Index] != "" {
 			occ.from = src[o.Index]
 			occ.origin += " (from " + occ.from + ")"
 		}

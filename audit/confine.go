@@ -24,8 +24,7 @@ func confine(opts dropins.Options) error {
 	if !ok || p == "" {
 		return nil
 	}
-	s := &state{opts: &Options{Setup: opts}}
-	dir, _, err := statNode(opts.Root, s.nodePath(p))
+	dir, _, err := statNode(opts.Root, nodePathIn(opts.Root, p))
 	if err != nil {
 		return nil // the layering names it
 	}

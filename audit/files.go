@@ -76,12 +76,15 @@ func errText(err error) string {
 
 // nodePath makes a path the kubelet names absolute: relative to its working
 // directory (a systemd service runs in /; given on the command line, here).
-func (s *state) nodePath(p string) string {
+func (s *state) nodePath(p string) string { return nodePathIn(s.opts.Setup.Root, p) }
+
+// nodePathIn is nodePath for the node under root.
+func nodePathIn(root, p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
 	}
-	dir := s.opts.Setup.Dir
-	if dir == "" && s.opts.Setup.Root == "" {
+	dir := ""
+	if root == "" {
 		dir, _ = os.Getwd()
 	}
 	if dir == "" {
@@ -146,14 +149,14 @@ func (s *state) judgeFiles(files []nodeFile, r fileRule, missing Status) outcome
 
 func (s *state) serviceFiles() []nodeFile {
 	var out []nodeFile
-	for _, p := range s.opts.UnitFiles {
+	for _, p := range s.opts.Setup.Files {
 		out = append(out, lookFile(s.opts.Setup.Root, p))
 	}
 	return out
 }
 
 func (s *state) serviceCheck(r fileRule) outcome {
-	if len(s.opts.UnitFiles) == 0 {
+	if len(s.opts.Setup.Files) == 0 {
 		return outcome{status: Manual, value: "(no unit read)", detail: "the command line was given, not read from kubelet.service: check the file that starts the kubelet"}
 	}
 	return s.judgeFiles(s.serviceFiles(), r, Warn)

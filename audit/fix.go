@@ -71,8 +71,7 @@ func (r *Report) FixedConfig() ([]byte, []string, error) {
 	if r.ConfigFile == "" {
 		return nil, nil, fmt.Errorf("the kubelet runs without a --config file: kubeletcfg migrate --secure writes one")
 	}
-	s := &state{opts: &Options{Setup: setupOf(r)}}
-	p := s.nodePath(r.ConfigFile)
+	p := nodePathIn(r.root, r.ConfigFile)
 	data, err := nodefile.ReadFileIn(r.root, p, nodefile.Config)
 	if err != nil {
 		return nil, nil, err

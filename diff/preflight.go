@@ -9,6 +9,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/flags"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -24,22 +25,22 @@ type Finding struct {
 
 // PreflightOptions describe a node's kubelet setup and the upgrade.
 type PreflightOptions struct {
-	From, To *schema.Version
-	Layer    dropins.Options // the setup; its Version is ignored
+	// Setup is the node's kubelet setup; its Version is the kubelet's today.
+	Setup *node.Setup
+	To    *schema.Version
 }
 
 // Preflight reads the same setup as kubelet From and as kubelet To and lists
 // what the upgrade meets: flags To no longer has, feature gates To refuses,
 // fields it ignores, values that change (defaults, merge model).
 func Preflight(o PreflightOptions) ([]Finding, error) {
-	from := o.Layer
-	from.Version = o.From
-	before, err := dropins.Effective(from)
+	layer, fromV := o.Setup.Layer(), o.Setup.Version
+	before, err := dropins.Effective(layer)
 	if err != nil {
-		return nil, fmt.Errorf("the setup does not start kubelet %s today: %w", o.From.Minor, err)
+		return nil, fmt.Errorf("the setup does not start kubelet %s today: %w", fromV.Minor, err)
 	}
 	var out []Finding
-	args := o.Layer.Args
+	args := layer.Args
 	kept := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		name, hasValue := flagName(args[i])
@@ -53,7 +54,7 @@ func Preflight(o PreflightOptions) ([]Finding, error) {
 		}
 		word := args[i]
 		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-			if f, ok := o.From.Flag(name); ok && f.Type != "bool" {
+			if f, ok := fromV.Flag(name); ok && f.Type != "bool" {
 				word += " " + args[i+1]
 				i++
 			}
@@ -64,12 +65,12 @@ func Preflight(o PreflightOptions) ([]Finding, error) {
 			msg = perr.Error()
 		}
 		do := "remove it from the command line"
-		if f, ok := o.From.Flag(name); ok && f.Field != "" {
+		if f, ok := fromV.Flag(name); ok && f.Field != "" {
 			do = fmt.Sprintf("set %s in the config file instead (kubeletcfg migrate --kubelet-version %s moves it)", f.Field, o.To.Minor)
 		}
 		out = append(out, Finding{Severity: "blocker", Subject: word, Message: msg, Do: do})
 	}
-	to := o.Layer
+	to := layer
 	to.Version, to.Args = o.To, kept
 	// A gate To no longer has is left out, as a flag it lost is, so that the
 	// rest of the upgrade can be read.
@@ -95,13 +96,13 @@ func Preflight(o PreflightOptions) ([]Finding, error) {
 		}
 	}
 	out = append(out, gateFindings(before.Config.FeatureGates, o.To, gone)...)
-	if before.ConfigDir != "" && o.From.DropinMerge() != o.To.DropinMerge() {
+	if before.ConfigDir != "" && fromV.DropinMerge() != o.To.DropinMerge() {
 		out = append(out, Finding{Severity: "note", Subject: "--config-dir",
-			Message: fmt.Sprintf("drop-ins are merged differently: %s in %s, %s in %s", o.From.DropinMerge(), o.From.Minor, o.To.DropinMerge(), o.To.Minor),
+			Message: fmt.Sprintf("drop-ins are merged differently: %s in %s, %s in %s", fromV.DropinMerge(), fromV.Minor, o.To.DropinMerge(), o.To.Minor),
 			Do:      "check the changes below; nulls, maps and wrong-case keys behave differently"})
 	}
 	out = append(out, ignoredFindings(after.Warnings, o.To)...)
-	changes, err := changeFindings(before.Config, after.Config, o.From, o.To)
+	changes, err := changeFindings(before.Config, after.Config, fromV, o.To)
 	if err != nil {
 		return nil, err
 	}

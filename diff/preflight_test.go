@@ -7,24 +7,23 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
 func TestPreflightOfTheSampleNode(t *testing.T) {
 	const root = "../testdata/nodes/kubeadm-1.31"
-	k, err := node.DiscoverKubelet(root)
+	from, _ := schema.Resolve("1.31")
+	setup, err := node.ReadSetupAs(from, node.Source{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
-	from, _ := schema.Resolve("1.31")
 	find := func(to string) map[string]Finding {
 		v, err := schema.Resolve(to)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fs, err := Preflight(PreflightOptions{From: from, To: v, Layer: dropins.Options{Args: k.Args, LookupEnv: k.LookupEnv, Root: root}})
+		fs, err := Preflight(PreflightOptions{Setup: setup, To: v})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +54,7 @@ func TestPreflightOfTheSampleNode(t *testing.T) {
 func TestPreflightRemovedGates(t *testing.T) {
 	from, _ := schema.Resolve("1.31")
 	to, _ := schema.Resolve("1.37")
-	fs, err := Preflight(PreflightOptions{From: from, To: to, Layer: dropins.Options{Args: []string{"--feature-gates=CloudDualStackNodeIPs=true", "--max-pods=90"}}})
+	fs, err := Preflight(PreflightOptions{To: to, Setup: given(t, from, []string{"--feature-gates=CloudDualStackNodeIPs=true", "--max-pods=90"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +68,7 @@ func TestPreflightRemovedGates(t *testing.T) {
 	if f := m["failCgroupV1"]; f.Severity != "change" {
 		t.Errorf("the rest of the upgrade is not read: %+v", fs)
 	}
-	fs, err = Preflight(PreflightOptions{From: from, To: to, Layer: dropins.Options{Args: []string{"--feature-gates=GracefulNodeShutdown=false"}}})
+	fs, err = Preflight(PreflightOptions{To: to, Setup: given(t, from, []string{"--feature-gates=GracefulNodeShutdown=false"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,4 +111,14 @@ func TestPreflightRunning(t *testing.T) {
 	if _, ok := bySubject["maxPods"]; ok {
 		t.Errorf("maxPods is set, the upgrade keeps it: %+v", bySubject["maxPods"])
 	}
+}
+
+// given is a setup whose command line is given directly.
+func given(t *testing.T, v *schema.Version, args []string) *node.Setup {
+	t.Helper()
+	s, err := node.ReadSetupAs(v, node.Source{Args: args, Dashed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

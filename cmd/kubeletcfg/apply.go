@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,8 +14,6 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/apply"
 	"github.com/kubeletcfg/kubeletcfg/cluster"
 	"github.com/kubeletcfg/kubeletcfg/diff"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
-	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
@@ -28,8 +24,7 @@ const exitRolledBack = 3
 var errRolledBack = errors.New("rolled back")
 
 type applyFlags struct {
-	versionFlags
-	sourceFlags
+	setupFlags
 	node    string
 	file    string
 	dryRun  bool
@@ -205,7 +200,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if f.node == "" || f.file == "" {
 		return fmt.Errorf("--node and -f (or --dropin) are required")
 	}
-	v, err := f.resolve(s)
+	setup, err := f.setup(s, args, false)
 	if err != nil {
 		return err
 	}
@@ -213,20 +208,11 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	setup := dropins.Options{Version: v, Args: args, Root: f.root}
-	if len(args) == 0 {
-		k, err := f.commandLine(f.root, s)
-		if err != nil {
-			return err
-		}
-		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
-	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, NewFileName: f.file, Dropin: dropinName, MoreDropins: more})
+	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup.Layer(), NewFile: content, NewFileName: f.file, Dropin: dropinName, MoreDropins: more}, apply.Run)
 }
 
 func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	f.setupFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
@@ -272,53 +258,19 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	if f.file != "" || len(f.dropins) > 0 || len(args) > 0 {
 		return fmt.Errorf("--from-migrate takes the flags from the node's unit and env files (or --from): no -f, --dropin or command line")
 	}
-	v, err := f.resolve(s)
+	setup, err := f.setup(s, nil, false)
 	if err != nil {
 		return err
 	}
-	k, err := f.commandLine(f.root, s)
-	if err != nil {
-		return err
+	migration := func(ctx context.Context, o apply.Options) (*apply.Outcome, error) {
+		return apply.RunMigration(ctx, setup, f.configPath, o)
 	}
-	setup := dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root,
-		DropGate: func(name string) bool { _, gone := v.RemovedGate(name); return gone }} // as migrate leaves them out
-	cur, err := dropins.Effective(setup)
-	if err != nil {
-		return placed(err, k)
-	}
-	configPath := cur.ConfigFile
-	if configPath == "" {
-		configPath = f.configPath
-	}
-	res, err := migrate.Run(migrate.Options{Options: setup, ConfigPath: configPath})
-	if err != nil {
-		return err
-	}
-	doc, err := res.ConfigYAML()
-	if err != nil {
-		return err
-	}
-	files, err := res.Rewrite(k.Args, k.Origins, f.root)
-	if err != nil {
-		return err
-	}
-	var extra []apply.FileWrite
-	for path, content := range files {
-		if f.root != "" {
-			path = filepath.Join(f.root, path)
-		}
-		extra = append(extra, apply.FileWrite{Path: path, Content: content})
-	}
-	sort.Slice(extra, func(i, j int) bool { return extra[i].Path < extra[j].Path })
-	for _, r := range res.Removed {
-		fmt.Fprintf(s.ErrOut, "removed: %s: %s\n", r.What(), r.Reason)
-	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: doc, Extra: extra,
-		NewArgs: res.CommandLine(k.Args), ConfigPath: configPath})
+	return applyWith(cmd, s, f, apply.Options{Node: f.node}, migration)
 }
 
-// applyWith runs an apply with the flags every apply takes, and prints it.
-func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) error {
+// applyWith runs an apply (run: apply.Run or apply.RunMigration) with the
+// flags every apply takes, and prints it.
+func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, run func(context.Context, apply.Options) (*apply.Outcome, error)) error {
 	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
 	o.AllowInsecure = f.allowInsecure
 	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard, o.StateDir = f.logFile, f.keep, f.configz(), f.startGuard, f.stateDir
@@ -339,7 +291,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options) er
 			return err
 		}
 	}
-	out, err := apply.Run(cmd.Context(), o)
+	out, err := run(cmd.Context(), o)
 	if out != nil {
 		if f.output == "json" {
 			if out.Changes == nil {

@@ -4,18 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
 )
 
 type auditFlags struct {
-	versionFlags
-	sourceFlags
+	setupFlags
 	benchmark string
 	sections  []string
 	output    string
@@ -55,21 +52,11 @@ with --fail-on warn), 2 usage or I/O error.`,
 			if f.failOn != "fail" && f.failOn != "warn" {
 				return fmt.Errorf("--fail-on %q: must be fail or warn", f.failOn)
 			}
-			v, err := f.resolve(s)
+			setup, err := f.setup(s, args, false)
 			if err != nil {
 				return err
 			}
-			opts := audit.Options{Setup: dropins.Options{Version: v, Args: args, Root: f.root},
-				Benchmark: f.benchmark, Sections: f.sections, PodCIDR: f.podCIDR}
-			if len(args) == 0 {
-				k, err := f.commandLine(f.root, s)
-				if err != nil {
-					return err
-				}
-				opts.Setup.Args, opts.Setup.ArgSources, opts.Setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
-				opts.UnitFiles = k.Files
-			}
-			rep, err := audit.Run(opts)
+			rep, err := audit.Run(audit.Options{Setup: setup, Benchmark: f.benchmark, Sections: f.sections, PodCIDR: f.podCIDR})
 			if err != nil {
 				return err
 			}
@@ -94,8 +81,7 @@ with --fail-on warn), 2 usage or I/O error.`,
 			return nil
 		},
 	}
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	f.setupFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&f.benchmark, "benchmark", "auto", "CIS benchmark version: "+strings.Join(audit.Benchmarks(), ", ")+" (auto: the one for the kubelet version)")
 	fl.StringSliceVar(&f.sections, "section", nil, "sections to run: cis, ops (default both)")
@@ -108,25 +94,13 @@ with --fail-on warn), 2 usage or I/O error.`,
 
 // writeFixed writes the fixed config to a new file, never over one.
 func writeFixed(s streams, rep *audit.Report, path string) error {
-	data, notes, err := rep.FixedConfig()
+	notes, err := rep.WriteFixed(path)
 	if err != nil {
-		return fmt.Errorf("--fix-to: %w", err)
-	}
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("--fix-to %s: the file exists; give a new name", path)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("--fix-to: %w", err)
 		}
-		return fmt.Errorf("--fix-to: %w", err)
-	}
-	if _, err := out.Write(data); err != nil {
-		out.Close()
-		os.Remove(path)
-		return fmt.Errorf("--fix-to %s: %w", path, err)
-	}
-	if err := out.Close(); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("--fix-to %s: %w", path, err)
+		return fmt.Errorf("--fix-to %w", err)
 	}
 	fmt.Fprintf(s.ErrOut, "note: wrote %s with %d fixes, valid for kubelet %s (review it, then kubeletcfg apply -f %s)\n", path, len(rep.Fixes()), rep.KubeletVersion, path)
 	for _, n := range notes {

@@ -14,31 +14,23 @@ import (
 )
 
 // configFileOf finds the node's --config file on disk.
-func configFileOf(s streams, v versionFlags, src sourceFlags, args []string) (string, dropins.Options, error) {
-	ver, err := v.resolve(s)
+func configFileOf(s streams, f *setupFlags, args []string) (string, error) {
+	setup, err := f.setup(s, args, false)
 	if err != nil {
-		return "", dropins.Options{}, err
+		return "", err
 	}
-	setup := dropins.Options{Version: ver, Args: args, Root: v.root}
-	if len(args) == 0 {
-		k, err := src.commandLine(v.root, s)
-		if err != nil {
-			return "", setup, err
-		}
-		setup.Args, setup.ArgSources, setup.LookupEnv = k.Args, k.Sources, k.LookupEnv
-	}
-	res, err := dropins.Effective(setup)
+	res, err := dropins.Effective(setup.Layer())
 	if err != nil {
-		return "", setup, err
+		return "", err
 	}
 	if res.ConfigFile == "" {
-		return "", setup, fmt.Errorf("the kubelet runs without --config")
+		return "", fmt.Errorf("the kubelet runs without --config")
 	}
 	path := res.ConfigFile
-	if v.root != "" {
-		path = filepath.Join(v.root, filepath.Clean("/"+path))
+	if f.root != "" {
+		path = filepath.Join(f.root, filepath.Clean("/"+path))
 	}
-	return path, setup, nil
+	return path, nil
 }
 
 // stateDirOf is --state-dir, or kubeletcfg's directory in the node's tree.
@@ -107,7 +99,7 @@ validated, backed up itself, written atomically, the kubelet restarted and
 watched, and rolled back again if it does not come up.`,
 		Example: "  kubeletcfg rollback --node node-1\n  kubeletcfg rollback --node node-1 --to 3",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, _, err := configFileOf(s, f.versionFlags, f.sourceFlags, args)
+			path, err := configFileOf(s, &f.setupFlags, args)
 			if err != nil {
 				return err
 			}

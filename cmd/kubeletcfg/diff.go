@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,15 +14,14 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type diffFlags struct {
-	versionFlags
-	sourceFlags
+	setupFlags
 	against  string
 	unified  bool
 	output   string
@@ -43,14 +41,8 @@ type diffFlags struct {
 	// given, even with nothing after it).
 	kubeletArgs []string
 	dashed      bool
-}
-
-// side is one configuration being compared.
-type side struct {
-	name string
-	cfg  *v1beta1.KubeletConfiguration
-	// refused is the kubelet's refusal to start with it, if it would.
-	refused *dropins.Refused
+	// warnings are those of the node's setup, for -o json.
+	warnings []warning.Warning
 }
 
 func newDiffCmd(s streams) *cobra.Command {
@@ -111,45 +103,41 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			if err != nil {
 				return refusal(s, err)
 			}
-			changes, err := diff.Compute(old.cfg, nw.cfg, v)
-			if err != nil {
-				return err
-			}
-			breaks, err := audit.Breaks(v, old.cfg, nw.cfg)
+			c, err := diff.Compare(old, nw, v)
 			if err != nil {
 				return err
 			}
 			switch {
 			case f.output == "json":
+				changes, breaks := c.Changes, c.Breaks
 				if changes == nil {
 					changes = []diff.Change{}
 				}
 				if breaks == nil {
 					breaks = []audit.Result{}
 				}
-				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.name, "new": nw.name, "changes": changes, "breaks": breaks, "warnings": allWarnings(nil, nil, f.warnings)}); err != nil {
+				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.Name, "new": nw.Name, "changes": changes, "breaks": breaks, "warnings": allWarnings(nil, nil, f.warnings)}); err != nil {
 					return err
 				}
 			case f.unified:
 				if err := printUnified(s, v, old, nw); err != nil {
 					return err
 				}
-				printBreaks(s, breaks)
+				printBreaks(s, c.Breaks)
 			default:
-				printChanges(s, changes)
-				printBreaks(s, breaks)
+				printChanges(s, c.Changes)
+				printBreaks(s, c.Breaks)
 			}
-			if nw.refused != nil {
-				return refusal(s, nw.refused)
+			if nw.Refused != nil {
+				return refusal(s, nw.Refused)
 			}
-			if len(changes) > 0 {
+			if len(c.Changes) > 0 {
 				return errCheckFailed
 			}
 			return nil
 		},
 	}
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	f.setupFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&f.against, "against", "", "the configuration to compare with (default: the node's /var/lib/kubelet/config.yaml)")
 	fl.BoolVar(&f.unified, "unified", false, "print a unified diff of the effective configurations")
@@ -179,75 +167,61 @@ func (f *diffFlags) configz(ctx context.Context) ([]byte, string, error) {
 }
 
 // sides picks the two configurations to compare.
-func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, args []string) (side, side, error) {
+func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, args []string) (diff.Side, diff.Side, error) {
 	if f.live {
 		if ctx == nil {
 			ctx = context.Background()
 		}
 		raw, from, err := f.configz(ctx)
 		if err != nil {
-			return side{}, side{}, err
+			return diff.Side{}, diff.Side{}, err
 		}
-		running := &v1beta1.KubeletConfiguration{}
-		if err := json.Unmarshal(raw, running); err != nil {
-			return side{}, side{}, fmt.Errorf("%s: %w", from, err)
-		}
-		if running, err = config.Prune(running, v); err != nil {
-			return side{}, side{}, err
+		running, err := diff.LiveSide(raw, from, v)
+		if err != nil {
+			return diff.Side{}, diff.Side{}, err
 		}
 		nw, err := f.newSide(s, v, args)
-		return side{name: from, cfg: running}, nw, err
+		return running, nw, err
 	}
 	if len(args) == 0 {
-		return side{}, side{}, fmt.Errorf("give NEW, or --live, or --to-version")
+		return diff.Side{}, diff.Side{}, fmt.Errorf("give NEW, or --live, or --to-version")
 	}
 	against := f.against
 	if against == "" {
 		var err error
 		if against, err = nodefile.HostPath(f.root, "/var/lib/kubelet/config.yaml"); err != nil {
-			return side{}, side{}, err
+			return diff.Side{}, diff.Side{}, err
 		}
 	}
-	old, err := effectiveOf(against, v)
+	old, err := diff.FileSide(against, v, false)
 	if err != nil {
-		return side{}, side{}, err
+		return diff.Side{}, diff.Side{}, err
 	}
-	nw, err := effectiveOf(args[0], v)
-	if err != nil {
-		return side{}, side{}, err
-	}
-	return side{name: against, cfg: old.Config}, side{name: args[0], cfg: nw.Config, refused: nw.Verdict()}, nil
+	old.Refused = nil // only NEW's refusal counts
+	nw, err := diff.FileSide(args[0], v, false)
+	return old, nw, err
 }
 
 // newSide is NEW as the started kubelet would serve it, or the node's setup.
-func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (side, error) {
+func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (diff.Side, error) {
 	if len(args) == 1 {
-		res, err := effectiveOf(args[0], v)
-		if err != nil {
-			return side{}, err
-		}
-		return side{name: args[0], cfg: res.Running(), refused: res.Verdict()}, nil
+		return diff.FileSide(args[0], v, true)
 	}
-	if f.dashed {
-		res, err := dropins.Effective(dropins.Options{Version: v, Args: f.kubeletArgs, Root: f.root})
-		if err != nil {
-			return side{}, err
-		}
-		return side{name: "the command line", cfg: res.Running(), refused: res.Verdict()}, nil
-	}
-	k, err := f.commandLine(f.root, s)
+	setup, err := f.setupAs(s, v, f.kubeletArgs, f.dashed)
 	if err != nil {
-		return side{}, err
+		return diff.Side{}, err
 	}
-	res, err := dropins.Effective(dropins.Options{Version: v, Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root})
-	if err != nil {
-		return side{}, placed(err, k)
-	}
-	return side{name: "the node's setup (" + strings.Join(k.Files, ", ") + ")", cfg: res.Running(), refused: res.Verdict()}, nil
+	return diff.SetupSide(setup)
 }
 
-func effectiveOf(file string, v *schema.Version) (*dropins.Result, error) {
-	return dropins.Effective(dropins.Options{Version: v, Args: []string{"--config=" + file}})
+// setupAs reads the node's setup as kubelet v: args (dashed: after a --),
+// or the node's command line.
+func (f *diffFlags) setupAs(s streams, v *schema.Version, args []string, dashed bool) (*node.Setup, error) {
+	setup, err := node.ReadSetupAs(v, f.setupSource(s, args, dashed))
+	if err == nil {
+		f.warnings = setup.Warnings
+	}
+	return setup, err
 }
 
 // colours says whether to colour output: a terminal, and no NO_COLOR.
@@ -290,7 +264,7 @@ func printBreaks(s streams, breaks []audit.Result) {
 	}
 }
 
-func printUnified(s streams, v *schema.Version, old, nw side) error {
+func printUnified(s streams, v *schema.Version, old, nw diff.Side) error {
 	render := func(c *v1beta1.KubeletConfiguration) (string, error) {
 		raw, err := config.JSON(c, v)
 		if err != nil {
@@ -299,15 +273,15 @@ func printUnified(s streams, v *schema.Version, old, nw side) error {
 		out, err := config.Render(raw, "yaml")
 		return string(out), err
 	}
-	a, err := render(old.cfg)
+	a, err := render(old.Config)
 	if err != nil {
 		return err
 	}
-	b, err := render(nw.cfg)
+	b, err := render(nw.Config)
 	if err != nil {
 		return err
 	}
-	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(a), B: difflib.SplitLines(b), FromFile: old.name, ToFile: nw.name, Context: 3})
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(a), B: difflib.SplitLines(b), FromFile: old.Name, ToFile: nw.Name, Context: 3})
 	if err != nil {
 		return err
 	}
@@ -321,14 +295,13 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 	if err != nil {
 		return err
 	}
-	k, err := f.commandLine(f.root, s)
+	setup, err := f.setupAs(s, v, nil, false) // always the node's
 	if err != nil {
 		return err
 	}
-	findings, err := diff.Preflight(diff.PreflightOptions{From: v, To: to,
-		Layer: dropins.Options{Args: k.Args, ArgSources: k.Sources, LookupEnv: k.LookupEnv, Root: f.root}})
+	findings, err := diff.Preflight(diff.PreflightOptions{Setup: setup, To: to})
 	if err != nil {
-		return placed(err, k)
+		return setup.Place(err)
 	}
 	if f.output == "json" {
 		if findings == nil {

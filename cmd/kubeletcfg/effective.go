@@ -12,13 +12,11 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
-	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type effectiveFlags struct {
-	versionFlags
-	sourceFlags
+	setupFlags
 	config     string
 	configDir  string
 	showOrigin bool
@@ -54,38 +52,20 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 			if f.output != "yaml" && f.output != "json" {
 				return fmt.Errorf("--output %q: must be yaml or json", f.output)
 			}
-			v, err := f.resolve(s)
+			kargs, err := f.commandLine(args)
 			if err != nil {
 				return err
 			}
-			kargs := append([]string(nil), args...)
-			for _, a := range args {
-				name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-				if (name == "config" && f.config != "") || (name == "config-dir" && f.configDir != "") {
-					return fmt.Errorf("--%s is given both as kubeletcfg's flag and in the kubelet's command line after --: give it once", name)
-				}
-			}
-			if f.config != "" {
-				kargs = append(kargs, "--config="+f.config)
-			}
-			if f.configDir != "" {
-				kargs = append(kargs, "--config-dir="+f.configDir)
-			}
-			opts := dropins.Options{Version: v, Args: kargs, Root: f.root}
-			var k *node.Kubelet
-			if len(kargs) == 0 && cmd.ArgsLenAtDash() < 0 {
-				k, err = f.commandLine(f.root, s)
-				if err != nil {
-					return err
-				}
-				opts.Args, opts.ArgSources, opts.LookupEnv = k.Args, k.Sources, k.LookupEnv
-			}
-			res, err := dropins.Effective(opts)
+			setup, err := f.setup(s, kargs, cmd.ArgsLenAtDash() >= 0)
 			if err != nil {
-				return refusal(s, placed(err, k))
+				return err
+			}
+			res, err := dropins.Effective(setup.Layer())
+			if err != nil {
+				return refusal(s, setup.Place(err))
 			}
 			warning.Print(s.ErrOut, allWarnings(nil, res.Warnings))
-			if err := printEffective(s, res, f.showOrigin, f.output, allWarnings(k, res.Warnings)); err != nil {
+			if err := printEffective(s, res, f.showOrigin, f.output, allWarnings(setup, res.Warnings)); err != nil {
 				return err
 			}
 			if r := res.Verdict(); r != nil {
@@ -94,13 +74,31 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 			return nil
 		},
 	}
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	f.setupFlags.bind(cmd.Flags())
 	cmd.Flags().StringVar(&f.config, "config", "", "the kubelet's --config file")
 	cmd.Flags().StringVar(&f.configDir, "config-dir", "", "the kubelet's --config-dir drop-in directory")
 	cmd.Flags().BoolVar(&f.showOrigin, "show-origin", false, "name where every value came from")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
 	return cmd
+}
+
+// commandLine is the kubelet's command line given after --, with the
+// --config and --config-dir shorthands put on it.
+func (f *effectiveFlags) commandLine(args []string) ([]string, error) {
+	kargs := append([]string(nil), args...)
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if (name == "config" && f.config != "") || (name == "config-dir" && f.configDir != "") {
+			return nil, fmt.Errorf("--%s is given both as kubeletcfg's flag and in the kubelet's command line after --: give it once", name)
+		}
+	}
+	if f.config != "" {
+		kargs = append(kargs, "--config="+f.config)
+	}
+	if f.configDir != "" {
+		kargs = append(kargs, "--config-dir="+f.configDir)
+	}
+	return kargs, nil
 }
 
 func printEffective(s streams, res *dropins.Result, showOrigin bool, output string, warnings []warning.Warning) error {

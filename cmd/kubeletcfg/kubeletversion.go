@@ -1,11 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"syscall"
-
 	"github.com/spf13/pflag"
 
 	"github.com/kubeletcfg/kubeletcfg/node"
@@ -30,40 +25,12 @@ func (f *versionFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.root, "root", "", "root directory of an offline node image (where its kubelet binary is looked for)")
 }
 
+func (f *versionFlags) source(s streams) node.Source {
+	return node.Source{Root: f.root, KubeletVersion: f.kubeletVersion, VersionSet: f.set("kubelet-version"), Notes: s.ErrOut}
+}
+
 // resolve picks the version: the flag, else the node's kubelet, else the
 // newest supported one, with a note on stderr.
 func (f *versionFlags) resolve(s streams) (*schema.Version, error) {
-	if f.kubeletVersion != "" {
-		return schema.Resolve(f.kubeletVersion)
-	}
-	if f.set("kubelet-version") {
-		return nil, fmt.Errorf(`--kubelet-version "": give a version such as 1.31, or leave the flag out to use the node's`)
-	}
-	if f.root != "" {
-		if st, err := os.Stat(f.root); err != nil || !st.IsDir() {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			} else if err == nil {
-				err = syscall.ENOTDIR
-			}
-			return nil, fmt.Errorf("--root %s: %w", f.root, err)
-		}
-	}
-	found, err := node.KubeletVersion(f.root)
-	if err == nil {
-		v, rerr := schema.Resolve(found)
-		if rerr != nil {
-			return nil, fmt.Errorf("the node's kubelet is %s: %w", found, rerr)
-		}
-		return v, nil
-	}
-	if !errors.Is(err, node.ErrNoKubelet) {
-		// A kubelet is there but did not say its version: guessing another
-		// version would check against the wrong rules.
-		return nil, fmt.Errorf("%w (set --kubelet-version)", err)
-	}
-	v := schema.Newest()
-	fmt.Fprintf(s.ErrOut, "note: %v; using kubelet %s (set --kubelet-version)\n", err, v.Minor)
-	return v, nil
+	return node.ResolveVersion(f.source(s))
 }

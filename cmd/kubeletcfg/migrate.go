@@ -2,22 +2,17 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/dropins"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
-	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type migrateFlags struct {
-	versionFlags
-	sourceFlags
+	setupFlags
 	output     string
 	configPath string
 	noVerify   bool
@@ -53,48 +48,21 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 			if f.output != "yaml" && f.output != "json" {
 				return fmt.Errorf("--output %q: must be yaml or json", f.output)
 			}
-			v, err := f.resolve(s)
+			setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
 			if err != nil {
 				return err
 			}
-			opts := migrate.Options{ConfigPath: f.configPath, Options: dropins.Options{Version: v, Args: args, Root: f.root}}
-			var k *node.Kubelet
-			if len(args) == 0 && cmd.ArgsLenAtDash() < 0 {
-				if k, err = f.commandLine(f.root, s); err != nil {
-					return err
-				}
-				opts.Args, opts.LookupEnv = k.Args, k.LookupEnv
+			res, err := migrate.Checked(migrate.Options{ConfigPath: f.configPath, Options: setup.Layer()},
+				migrate.Checks{NoVerify: f.noVerify, Secure: f.secure, Dir: f.outputDir})
+			if err != nil && res == nil {
+				return refusal(s, setup.Place(err)) // the old setup's error: where on the node
 			}
-			res, err := migrate.Run(opts)
-			if err != nil {
-				return refusal(s, placed(err, k))
-			}
-			// The kubelet would refuse the old setup and its migration alike:
-			// nothing to write.
-			if r := res.Verdict(); r != nil && f.outputDir != "" {
+			if r, ok := err.(*dropins.Refused); ok {
 				return refusal(s, r)
-			}
-			if !f.noVerify {
-				dir, err := os.MkdirTemp("", "kubeletcfg-migrate")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				write := func(doc []byte) (string, error) {
-					path := filepath.Join(dir, "config.yaml")
-					return path, os.WriteFile(path, doc, 0o600)
-				}
-				if err := res.Verify(write); err != nil {
-					return fmt.Errorf("kubeletcfg's own check of the migration failed (please report): %w", err)
-				}
-			}
-			if res.Warnings, err = audit.SecureMigration(v, res.Effective, res.Config, res.Warnings, f.secure); err != nil {
-				return err
+			} else if err != nil {
+				return err // a check of the migration failed
 			}
 			if f.outputDir != "" {
-				if err := res.WriteDir(f.outputDir); err != nil {
-					return err
-				}
 				fmt.Fprintf(s.Out, "wrote %s in %s\n", strings.Join(migrate.Files, ", "), f.outputDir)
 				return nil
 			}
@@ -112,8 +80,7 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 			return nil
 		},
 	}
-	f.versionFlags.bind(cmd.Flags())
-	f.sourceFlags.bind(cmd.Flags())
+	f.setupFlags.bind(cmd.Flags())
 	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "where the new config file will live (named by the remaining --config flag)")
 	cmd.Flags().StringVar(&f.outputDir, "output-dir", "", "write config.yaml, kubelet-flags.env (the remaining flags), migration.json and report.txt into this directory (never over existing files)")
