@@ -238,6 +238,28 @@ func TestFleet(t *testing.T) {
 		same(t, "a refused insecure change", before, files())
 	})
 
+	t.Run("with kubelet_kubeconfig the module drains through kubeletcfg, not kubectl", func(t *testing.T) {
+		before := files()
+		kubeconfig := filepath.Join(e.Dir, "no-such-kubeconfig")
+		vars := map[string]any{"kubelet_config": config(t, changed+"cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n")}
+		vars["kubelet_batch"] = 2
+		vars["kubelet_drain"] = true
+		vars["kubelet_kubeconfig"] = kubeconfig
+		r := e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", vars)
+		if r.Code == 0 {
+			t.Fatalf("exit 0 with a kubeconfig that does not exist\n%s", r.Output)
+		}
+		if evs := r.Of("node-1", "Cordon and drain the node (its change needs it)"); len(evs) != 1 || evs[0].Status != "skipped" {
+			t.Errorf("kubectl's drain task: want skipped, got %v", evs)
+		}
+		ev := r.One(t, "node-1", "Apply the change")
+		if ev.Status != "failed" || ev.Changed() || !strings.Contains(ev.Msg(), kubeconfig) ||
+			!strings.Contains(ev.String(), `"--kubeconfig"`) || !strings.Contains(ev.String(), `"--drain"`) {
+			t.Errorf("the canary: want kubeletcfg apply --kubeconfig --drain refused, naming the kubeconfig:\n%s", ev)
+		}
+		same(t, "a change whose drain cannot start", before, files())
+	})
+
 	t.Run("a configuration that kills the kubelet is rolled back and the rollout stops", func(t *testing.T) {
 		before := files()
 		started := restarts()

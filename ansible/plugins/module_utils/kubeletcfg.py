@@ -61,6 +61,13 @@ APPLY_FLAGS = {
     "insecure_skip_tls_verify": _bool("--insecure"),
     "health_timeout": _seconds("--health-timeout"),
     "stable_for": _seconds("--stable-for"),
+    "kubeconfig": _opt("--kubeconfig"),
+    "context": _opt("--context"),
+    "drain": _bool("--drain"),
+    "drain_timeout": _seconds("--drain-timeout"),
+    "delete_emptydir_data": _bool("--delete-emptydir-data"),
+    "force": _bool("--force"),
+    "grace_period": _opt("--grace-period"),
 }
 
 

@@ -111,6 +111,36 @@ options:
     description: The node is drained (changes classified C(drain), such as the CPU manager policy, need it).
     type: bool
     default: false
+  kubeconfig:
+    description:
+      - A kubeconfig on the node with access to the API server (C(kubeletcfg apply --kubeconfig)). The restarted kubelet
+        must then also report to it (Node Ready with a heartbeat and its Lease renewed after the restart), and
+        I(verify_configz) reads C(/configz) through the API server's node proxy.
+    type: path
+  context:
+    description: The kubeconfig context to use (default its current context).
+    type: str
+  drain:
+    description:
+      - With I(kubeconfig), cordon and drain the node before the change (Eviction API, PodDisruptionBudgets respected,
+        DaemonSet and static pods left) and uncordon it once healthy. A drain that cannot finish fails the task with
+        nothing written. Changes classified C(drain) are then allowed without I(drained).
+    type: bool
+    default: false
+  drain_timeout:
+    description: Seconds the drain may take (evictions a PodDisruptionBudget refuses are retried until then).
+    type: int
+  delete_emptydir_data:
+    description: With I(drain), evict pods with emptyDir volumes too (their data is lost).
+    type: bool
+    default: false
+  force:
+    description: With I(drain), evict pods no controller recreates too.
+    type: bool
+    default: false
+  grace_period:
+    description: With I(drain), seconds each evicted pod has to stop (default, the pod's own).
+    type: int
   health_timeout:
     description: Seconds the restarted kubelet has to become healthy. Default, kubeletcfg's.
     type: int
@@ -321,6 +351,13 @@ def argument_spec():
         kubelet_ca=dict(type="path"),
         insecure_skip_tls_verify=dict(type="bool", default=False),
         keep_backups=dict(type="int"),
+        kubeconfig=dict(type="path"),
+        context=dict(type="str"),
+        drain=dict(type="bool", default=False),
+        drain_timeout=dict(type="int"),
+        delete_emptydir_data=dict(type="bool", default=False),
+        force=dict(type="bool", default=False),
+        grace_period=dict(type="int"),
         state_dir=dict(type="path"),
         kubeletcfg_binary=dict(type="path"),
     )
@@ -382,7 +419,8 @@ def main():
         argument_spec=argument_spec(),
         mutually_exclusive=[("config", "content", "src", "migrate"), ("dropins", "migrate")],
         required_one_of=[("config", "content", "src", "dropins", "migrate")],
-        required_by={"client_key": "client_cert"},
+        required_by={"client_key": "client_cert", "context": "kubeconfig"},
+        required_if=[("drain", True, ("kubeconfig",))],
         supports_check_mode=True,
     )
     p = module.params
