@@ -11,7 +11,8 @@ import (
 // Rewrite returns the new content of the environment files the kubelet's
 // command line came from (origins says where each word of args was
 // written), so that they hold only the flags that remain, plus --config when
-// the old command line had none. Paths are node paths, read under root. A
+// the old command line had none. An assignment that keeps all its words is
+// not touched. Paths are node paths, read under root. A
 // word written in a unit itself, or an assignment that spans lines, cannot be
 // rewritten safely: that is an error naming it.
 func (r *Result) Rewrite(args []string, origins []units.Source, root string) (map[string][]byte, error) {
@@ -23,6 +24,7 @@ func (r *Result) Rewrite(args []string, origins []units.Source, root string) (ma
 		file, name string
 		line       int
 		words      []string
+		changed    bool // a word leaves it, or --config joins it
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -43,6 +45,8 @@ func (r *Result) Rewrite(args []string, origins []units.Source, root string) (ma
 		}
 		if keep[i] {
 			g.words = append(g.words, a)
+		} else {
+			g.changed = true
 		}
 	}
 	if !hasConfig {
@@ -51,9 +55,13 @@ func (r *Result) Rewrite(args []string, origins []units.Source, root string) (ma
 		}
 		last := groups[len(groups)-1]
 		last.words = append(last.words, r.Flags[0]) // --config=PATH
+		last.changed = true
 	}
 	out := map[string][]byte{}
 	for _, g := range groups {
+		if !g.changed {
+			continue // left as written: it may be a unit's Environment= line
+		}
 		content, ok := out[g.file]
 		if !ok {
 			r, err := nodefile.OpenRoot(root)

@@ -305,6 +305,9 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 			}
 		} else {
 			printChanges(s, out.Changes)
+			if len(out.Writes) > 0 && f.dryRun {
+				fmt.Fprintf(s.Out, "would write: %s\n", strings.Join(out.Writes, ", "))
+			}
 			printBreaks(s, out.Breaks)
 			if out.RolledBack {
 				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
@@ -321,7 +324,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 		return errRolledBack
 	case err != nil:
 		return err
-	case f.dryRun && len(out.Changes) > 0:
+	case f.dryRun && (len(out.Changes) > 0 || len(out.Writes) > 0):
 		return errCheckFailed
 	}
 	return nil

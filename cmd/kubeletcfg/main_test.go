@@ -437,3 +437,27 @@ func TestApplyJSONCarriesEffectiveConfigurations(t *testing.T) {
 		t.Errorf("a semantically equal file: exit %d, changes %v, writes %v; want 0 and none", code, got["changes"], got["writes"])
 	}
 }
+
+// TestApplyFromMigrateDryRunOnTheSample: a migration of the kubeadm sample
+// moves flags out of kubeadm-flags.env and /etc/default/kubelet and leaves
+// the unit drop-in's Environment= lines, whose flags all stay, as written; a
+// dry run says which files it would write and exits 1, writing nothing.
+func TestApplyFromMigrateDryRunOnTheSample(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	if err := os.CopyFS(root, os.DirFS("../../testdata/nodes/kubeadm-1.31")); err != nil {
+		t.Fatal(err)
+	}
+	dropin := filepath.Join(root, "etc/systemd/system/kubelet.service.d/10-kubeadm.conf")
+	before, err := os.ReadFile(dropin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "apply", "--root", root, "--kubelet-version", "1.31", "--node", "node-1", "--from-migrate", "--dry-run")
+	if code != 1 || !strings.Contains(out, "would write: ") || !strings.Contains(out, "/etc/default/kubelet") ||
+		!strings.Contains(out, "kubeadm-flags.env") || strings.Contains(out, "10-kubeadm.conf") {
+		t.Fatalf("exit %d, want 1 naming the env files it would write and not the unit drop-in:\n%s%s", code, out, errOut)
+	}
+	if after, _ := os.ReadFile(dropin); string(after) != string(before) {
+		t.Error("a dry run changed the unit drop-in")
+	}
+}
