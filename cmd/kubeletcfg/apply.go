@@ -200,7 +200,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if f.node == "" || f.file == "" {
 		return fmt.Errorf("--node and -f (or --dropin) are required")
 	}
-	setup, err := f.setup(s, args, false)
+	setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
 	if err != nil {
 		return err
 	}

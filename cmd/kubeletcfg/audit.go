@@ -52,7 +52,7 @@ with --fail-on warn), 2 usage or I/O error.`,
 			if f.failOn != "fail" && f.failOn != "warn" {
 				return fmt.Errorf("--fail-on %q: must be fail or warn", f.failOn)
 			}
-			setup, err := f.setup(s, args, false)
+			setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
 			if err != nil {
 				return err
 			}

@@ -461,3 +461,19 @@ func TestApplyFromMigrateDryRunOnTheSample(t *testing.T) {
 		t.Error("a dry run changed the unit drop-in")
 	}
 }
+
+// TestBareDashIsAnEmptyCommandLine: audit and apply, like effective, take a
+// bare -- as the kubelet's command line with nothing on it (the flags-only
+// kubelet), not as "read the node's".
+func TestBareDashIsAnEmptyCommandLine(t *testing.T) {
+	sample := "../../testdata/nodes/kubeadm-1.31"
+	_, node, _ := runCLI(t, "audit", "--kubelet-version", "1.31", "--root", sample, "-o", "json")
+	_, bare, _ := runCLI(t, "audit", "--kubelet-version", "1.31", "--root", sample, "-o", "json", "--")
+	if !strings.Contains(node, `/var/lib/kubelet/config.yaml`) || strings.Contains(bare, `/var/lib/kubelet/config.yaml`) {
+		t.Errorf("audit: the node's setup names its config file and a bare -- must not:\nnode: %.300s\nbare: %.300s", node, bare)
+	}
+	code, out, errOut := runCLI(t, "apply", "--kubelet-version", "1.31", "--root", sample, "--node", "node-1", "-f", sample+"/new-config.yaml", "--dry-run", "--")
+	if code != 2 || !strings.Contains(out+errOut, "without --config") {
+		t.Errorf("apply with a bare --: exit %d, want 2 (a kubelet without --config):\n%s%s", code, out, errOut)
+	}
+}
