@@ -45,22 +45,7 @@ type Problem struct {
 }
 
 func (p Problem) Error() string {
-	var b strings.Builder
-	if p.File != "" {
-		b.WriteString(p.File)
-		if p.Line > 0 {
-			fmt.Fprintf(&b, ":%d", p.Line)
-			if p.Column > 0 {
-				fmt.Fprintf(&b, ":%d", p.Column)
-			}
-		}
-		b.WriteString(": ")
-	}
-	if p.Field != "" {
-		b.WriteString(p.Field + ": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
+	return warning.Warning{File: p.File, Line: p.Line, Column: p.Column, Field: p.Field, Message: p.Message}.String()
 }
 
 // Position is where a key stands in its file.
