@@ -65,6 +65,17 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 			jr.Files = append(jr.Files, fc)
 		}
 	}
+	for _, rm := range p.Removes {
+		fc, err := prepare(root, rm, jr.ID, now)
+		if err != nil {
+			return abort(err)
+		}
+		fc.Removed = true
+		if rm == p.ConfigFile {
+			out.Backup = fc.Backup
+		}
+		jr.Files = append(jr.Files, fc)
+	}
 	var err error
 	if rec, err = record(dir, jr, p.Changes); err != nil {
 		return abort(err)

@@ -30,6 +30,9 @@ type Options struct {
 	Dropin string
 	// MoreDropins are further drop-ins (Path: the file name) written with it.
 	MoreDropins []FileWrite
+	// RemoveDropins are drop-ins of the --config-dir (file names) the change
+	// removes: alone, or with Dropin. One that is not there is no change.
+	RemoveDropins []string
 	// Extra are more files written in the same transaction (the flag files
 	// a migration rewrites).
 	Extra []FileWrite
@@ -119,6 +122,8 @@ type Outcome struct {
 	// Writes are the files the change writes (or, in a dry run, would):
 	// none when the change is semantically empty.
 	Writes []string `json:"writes"`
+	// Removes are the drop-ins the change removes (or, in a dry run, would).
+	Removes []string `json:"removes,omitempty"`
 	// Breaks are the CIS kubelet checks that pass now and fail after the
 	// change.
 	Breaks []audit.Result `json:"breaks,omitempty"`

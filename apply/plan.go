@@ -33,13 +33,15 @@ type Plan struct {
 	// (disk paths); NeedsDrain says a change needs the node drained.
 	StateFiles []string
 	NeedsDrain bool
+	// Removes are the drop-ins the change removes (disk paths).
+	Removes []string
 
 	old, next *dropins.Result
 }
 
 // empty says the plan changes nothing.
 func (p *Plan) empty() bool {
-	return len(p.Changes) == 0 && len(p.Writes) == 1
+	return len(p.Changes) == 0 && len(p.Writes) <= 1 && len(p.Removes) == 0
 }
 
 // outcome is what the plan says before anything is done: the changes, the
@@ -62,6 +64,7 @@ func (p *Plan) outcome(o Options) (*Outcome, error) {
 		for _, w := range p.Writes {
 			out.Writes = append(out.Writes, w.Path)
 		}
+		out.Removes = p.Removes
 	}
 	return out, nil
 }
@@ -87,8 +90,22 @@ func plan(o Options) (*Plan, error) {
 	}
 	target := path
 	extra := append([]FileWrite(nil), o.Extra...)
+	removes, removeNames, err := dropinRemovals(o, old)
+	if err != nil {
+		return nil, err
+	}
+	onlyRemoves := o.Dropin == "" && len(o.RemoveDropins) > 0
 	var next *dropins.Result
-	if o.Dropin != "" {
+	switch {
+	case onlyRemoves:
+		if o.NewFile != nil {
+			return nil, fmt.Errorf("--remove-dropin goes with --dropin or alone, not with -f")
+		}
+		if target, err = dropinTarget(o, old, o.RemoveDropins[0]); err != nil {
+			return nil, err
+		}
+		next, err = layerWithDropins(o, old, nil, removeNames)
+	case o.Dropin != "":
 		if target, err = dropinTarget(o, old, o.Dropin); err != nil {
 			return nil, err
 		}
@@ -100,8 +117,8 @@ func plan(o Options) (*Plan, error) {
 			}
 			extra = append(extra, FileWrite{Path: full, Content: d.Content})
 		}
-		next, err = layerWithDropins(o, old, all)
-	} else {
+		next, err = layerWithDropins(o, old, all, removeNames)
+	default:
 		next, err = layerWith(o, path, o.NewFile)
 	}
 	if err != nil {
@@ -118,8 +135,11 @@ func plan(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: next,
+	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: next, Removes: removes,
 		Writes: append([]FileWrite{{Path: target, Content: o.NewFile}}, extra...)}
+	if onlyRemoves {
+		p.Writes = extra
+	}
 	for _, c := range changes {
 		for _, cl := range c.Classes {
 			if cl != diff.DrainState {
@@ -134,7 +154,7 @@ func plan(o Options) (*Plan, error) {
 	}
 	// Every file is checked before anything is written: a link or a
 	// directory in the way stops the apply here, not half-way.
-	for i, w := range append(p.Writes, stateWrites(p.StateFiles)...) {
+	for i, w := range append(p.Writes, stateWrites(append(p.StateFiles, p.Removes...))...) {
 		err := inDir(o.Setup.Root, w.Path, func(d *os.Root, name string) error {
 			_, err := lstatIn(d, name)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -181,6 +201,32 @@ func (p *Plan) gate(o Options, out *Outcome) error {
 	return nil
 }
 
+// dropinRemovals are the drop-ins --remove-dropin names that are there (disk
+// paths, and their names): one that is not there is nothing to remove.
+func dropinRemovals(o Options, cur *dropins.Result) (paths, names []string, err error) {
+	for _, name := range o.RemoveDropins {
+		full, err := dropinTarget(o, cur, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if slices.Contains(paths, full) || name == o.Dropin || slices.ContainsFunc(o.MoreDropins, func(w FileWrite) bool { return w.Path == name }) {
+			return nil, nil, fmt.Errorf("--remove-dropin %q: named twice", name)
+		}
+		err = inDir(o.Setup.Root, full, func(d *os.Root, base string) error {
+			_, err := lstatIn(d, base)
+			return err
+		})
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return nil, nil, err
+		}
+		paths, names = append(paths, full), append(names, name)
+	}
+	return paths, names, nil
+}
+
 // dropinTarget is the drop-in file --dropin names, in the kubelet's
 // --config-dir.
 func dropinTarget(o Options, cur *dropins.Result, name string) (string, error) {
@@ -199,7 +245,7 @@ func dropinTarget(o Options, cur *dropins.Result, name string) (string, error) {
 // layerWithDropins layers the setup with the given drop-ins (Path: file
 // name) written: a copy of the --config-dir with them is layered in the
 // directory's place.
-func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite) (*dropins.Result, error) {
+func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite, removed []string) (*dropins.Result, error) {
 	tmp, err := os.MkdirTemp("", "kubeletcfg-dropins")
 	if err != nil {
 		return nil, err
@@ -214,6 +260,11 @@ func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite) (*dropins.
 	}
 	if err := copyTree(o.Setup.Root, dir, tmp); err != nil {
 		return nil, err
+	}
+	for _, name := range removed {
+		if err := os.Remove(filepath.Join(tmp, name)); err != nil {
+			return nil, err
+		}
 	}
 	for _, d := range ds {
 		if err := os.WriteFile(filepath.Join(tmp, d.Path), d.Content, 0o600); err != nil {

@@ -154,4 +154,31 @@ func TestAnsibleRollout(t *testing.T) {
 	if got := configzMaxPods(t); got != 133 {
 		t.Errorf("after the drop-in /configz maxPods = %v, want 133", got)
 	}
+
+	// The same drop-in removed (state: absent), then removed again: no change.
+	remove := strings.Replace(strings.Replace(readFile(t, play), "{maxPods: 133}", "{state: absent}", 1), "Apply a drop-in", "Remove the drop-in", 1)
+	write(t, play, remove)
+	r = e.Playbook(t, inv, play, nil)
+	if ev := r.One(t, "node-0", "Remove the drop-in"); r.Code != 0 || !ev.Changed() || !strings.Contains(ev.String(), `"removes":["`) {
+		t.Fatalf("removing the drop-in: exit %d\n%s", r.Code, ev)
+	}
+	if _, err := os.Stat(filepath.Join(k.confd, "50-pods.conf")); !os.IsNotExist(err) {
+		t.Errorf("the drop-in is still there: %v", err)
+	}
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after removing the drop-in /configz maxPods = %v, want 111", got)
+	}
+	r = e.Playbook(t, inv, play, nil)
+	if ev := r.One(t, "node-0", "Remove the drop-in"); r.Code != 0 || ev.Changed() {
+		t.Errorf("removing an absent drop-in: exit %d, want unchanged\n%s", r.Code, ev)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

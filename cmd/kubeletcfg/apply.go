@@ -32,22 +32,23 @@ type applyFlags struct {
 	// allowInsecure lets a change through that breaks a passing CIS check.
 	allowInsecure bool
 	restartFlags
-	stateDir    string
-	dropins     []string
-	fromMigrate bool
-	configPath  string
-	keep        int
-	verify      bool
-	live        node.Live
-	stableFor   time.Duration
-	output      string
-	cluster     cluster.Options
+	stateDir      string
+	dropins       []string
+	removeDropins []string
+	fromMigrate   bool
+	configPath    string
+	keep          int
+	verify        bool
+	live          node.Live
+	stableFor     time.Duration
+	output        string
+	cluster       cluster.Options
 }
 
 func newApplyCmd(s streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:   "apply --node NAME (-f NEW.yaml | --dropin NAME=FILE... | --from-migrate) [--restart-command CMD] [-- KUBELET_ARGS]",
+		Use:   "apply --node NAME (-f NEW.yaml | --dropin NAME=FILE... | --remove-dropin NAME... | --from-migrate) [--restart-command CMD] [-- KUBELET_ARGS]",
 		Short: "Replace the node's kubelet config file safely: backup, atomic write, restart, health watch, rollback",
 		Long: `apply validates NEW.yaml for the node's kubelet version, shows what changes and
 what each change takes, then (unless --dry-run) takes the node's lock, backs the
@@ -197,18 +198,21 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		}
 		more = append(more, apply.FileWrite{Path: name, Content: content})
 	}
-	if f.node == "" || f.file == "" {
-		return fmt.Errorf("--node and -f (or --dropin) are required")
+	if f.node == "" || (f.file == "" && len(f.removeDropins) == 0) {
+		return fmt.Errorf("--node and -f (or --dropin, or --remove-dropin) are required")
 	}
 	setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
 	if err != nil {
 		return err
 	}
-	content, err := nodefile.ReadFile(f.file, nodefile.Config)
-	if err != nil {
-		return err
+	var content []byte
+	if f.file != "" {
+		if content, err = nodefile.ReadFile(f.file, nodefile.Config); err != nil {
+			return err
+		}
 	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup.Layer(), NewFile: content, NewFileName: f.file, Dropin: dropinName, MoreDropins: more}, apply.Run)
+	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup.Layer(), NewFile: content, NewFileName: f.file,
+		Dropin: dropinName, MoreDropins: more, RemoveDropins: f.removeDropins}, apply.Run)
 }
 
 func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
@@ -218,6 +222,7 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
 	fl.BoolVar(&f.fromMigrate, "from-migrate", false, "migrate the node's legacy flags: write the config file and rewrite the environment files the flags live in, in one transaction")
 	fl.StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "with --from-migrate, the config file to create when the kubelet has no --config")
+	fl.StringArrayVar(&f.removeDropins, "remove-dropin", nil, "NAME: remove the drop-in NAME from the kubelet's --config-dir (alone, or with --dropin); one that is not there is no change; repeatable")
 	fl.StringArrayVar(&f.dropins, "dropin", nil, "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f; repeatable")
 	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
 	fl.BoolVar(&f.allowInsecure, "allow-insecure", false, "apply a change that makes a CIS kubelet check fail that passes now (kubeletcfg audit); refused without it")
@@ -308,6 +313,9 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 			if len(out.Writes) > 0 && f.dryRun {
 				fmt.Fprintf(s.Out, "would write: %s\n", strings.Join(out.Writes, ", "))
 			}
+			if len(out.Removes) > 0 && f.dryRun {
+				fmt.Fprintf(s.Out, "would remove: %s\n", strings.Join(out.Removes, ", "))
+			}
 			printBreaks(s, out.Breaks)
 			if out.RolledBack {
 				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
@@ -324,7 +332,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 		return errRolledBack
 	case err != nil:
 		return err
-	case f.dryRun && (len(out.Changes) > 0 || len(out.Writes) > 0):
+	case f.dryRun && (len(out.Changes) > 0 || len(out.Writes) > 0 || len(out.Removes) > 0):
 		return errCheckFailed
 	}
 	return nil

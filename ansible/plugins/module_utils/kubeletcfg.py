@@ -92,7 +92,7 @@ class Kubeletcfg(object):
             raise KubeletcfgError("kubeletcfg is not installed on this node (not on PATH nor in /usr/local/bin): " + INSTALL_HINT)
         return found
 
-    def apply_argv(self, params, files=(), dropins=(), check=False):
+    def apply_argv(self, params, files=(), dropins=(), absent=(), check=False):
         """The argv of `kubeletcfg apply` for the module's params."""
         argv = [self.binary, "apply", "-o", "json"]
         for name, fmt in APPLY_FLAGS.items():
@@ -103,6 +103,8 @@ class Kubeletcfg(object):
             argv.extend(["-f", f])
         for name, path in dropins:
             argv.extend(["--dropin", "%s=%s" % (name, path)])
+        for name in absent:
+            argv.extend(["--remove-dropin", name])
         if check:
             argv.append("--dry-run")
         if params.get("kubelet_args"):

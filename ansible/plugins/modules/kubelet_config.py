@@ -56,7 +56,7 @@ options:
     description:
       - Drop-ins of the kubelet's C(--config-dir) to create or replace, in the same transaction as the config file,
         from file name (ending in C(.conf)) to a dict (a KubeletConfiguration fragment) or to the path of a file on the node.
-      - kubeletcfg cannot remove a drop-in yet.
+      - "C({state: absent}) removes that drop-in (C(kubeletcfg apply --remove-dropin)); one that is not there is no change."
     type: dict
   migrate:
     description:
@@ -265,6 +265,11 @@ writes:
   returned: always
   type: list
   elements: str
+removes:
+  description: The drop-ins the change removes (in check mode, would remove).
+  returned: always
+  type: list
+  elements: str
 backup_file:
   description: The backup of the file changed.
   returned: when a file was changed
@@ -403,15 +408,19 @@ def inputs(module):
         if not os.path.isfile(p["src"]):
             module.fail_json(msg="src %s: no such file on the node" % p["src"], changed=False)
         files.append(p["src"])
-    dropins = []
+    dropins, absent = [], []
     for name, value in sorted((p["dropins"] or {}).items()):
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value.get("state") == "absent":
+            if len(value) != 1:
+                module.fail_json(msg="dropins.%s: state: absent takes no other keys" % name, changed=False)
+            absent.append(name)
+        elif isinstance(value, dict):
             dropins.append((name, write_temp(module, render(fragment(value)), name)))
         elif isinstance(value, str):
             dropins.append((name, value))
         else:
             module.fail_json(msg="dropins.%s: a dict (a KubeletConfiguration fragment) or the path of a file on the node" % name, changed=False)
-    return files, dropins
+    return files, dropins, absent
 
 
 def main():
@@ -426,8 +435,8 @@ def main():
     p = module.params
     try:
         kc = Kubeletcfg(module, p["kubeletcfg_binary"])
-        files, dropins = inputs(module)
-        argv = kc.apply_argv(p, files, dropins, check=module.check_mode)
+        files, dropins, absent = inputs(module)
+        argv = kc.apply_argv(p, files, dropins, absent, check=module.check_mode)
         rc, out, error, stderr = kc.apply(argv)
     except KubeletcfgError as e:
         module.fail_json(msg=str(e), changed=False)
@@ -442,6 +451,7 @@ def main():
     result.update(
         changes=out["changes"],
         writes=out["writes"],
+        removes=out.get("removes") or [],
         config_file=out["configFile"],
         rolled_back=out["rolledBack"],
         kubelet_version=out["kubeletVersion"],
@@ -467,7 +477,7 @@ def main():
             module.warn("drain: the change of %s needs the node drained first (drained: true)" % c["path"])
 
     if module.check_mode:
-        result["changed"] = len(out["writes"]) > 0
+        result["changed"] = len(out["writes"]) > 0 or len(out.get("removes") or []) > 0
         result["msg"] = "would change %d fields" % len(out["changes"]) if result["changed"] else "no change"
         if rc not in (0, 1):
             module.fail_json(msg=error, rc=rc, **result)

@@ -1,0 +1,95 @@
+package apply
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// dropinNode is a node whose kubelet has a --config-dir with 50-pods.conf
+// (maxPods 120 over the file's 100); its fake kubelet is healthy while that
+// drop-in is there and behaves as gone says once it is not.
+func dropinNode(t *testing.T, gone life) (*node, string) {
+	t.Helper()
+	n := newNode(t, nil)
+	dir := filepath.Join(n.dir, "conf.d")
+	dropin := filepath.Join(dir, "50-pods.conf")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dropin, []byte(baseConfig+"maxPods: 120\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n.opts.Setup.Args = append(n.opts.Setup.Args, "--config-dir="+dir)
+	n.kubelet.config = dropin
+	n.kubelet.behave = func(b []byte) life {
+		if len(b) == 0 {
+			return gone
+		}
+		return life{}
+	}
+	return n, dropin
+}
+
+func (n *node) remove(t *testing.T, names ...string) (*Outcome, error) {
+	t.Helper()
+	o := n.opts
+	o.RemoveDropins = names
+	return Run(t.Context(), o)
+}
+
+func TestRemoveDropin(t *testing.T) {
+	n, dropin := dropinNode(t, life{})
+	out, err := n.remove(t, "50-pods.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dropin); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the drop-in is still there: %v", err)
+	}
+	if !out.Applied || len(out.Removes) != 1 || out.Removes[0] != dropin || len(out.Changes) != 1 || out.Changes[0].Path != "maxPods" {
+		t.Errorf("outcome %+v: want applied, %s removed, maxPods changed", out, dropin)
+	}
+	if n.kubelet.restarts != 1 {
+		t.Errorf("%d restarts, want 1", n.kubelet.restarts)
+	}
+	n.noJournal(t)
+	// Absent already: no change, no restart.
+	out, err = n.remove(t, "50-pods.conf")
+	if err != nil || out.Applied || len(out.Removes) != 0 || len(out.Changes) != 0 || n.kubelet.restarts != 1 {
+		t.Errorf("removing an absent drop-in: %+v, %v, %d restarts; want no change", out, err, n.kubelet.restarts)
+	}
+}
+
+func TestRemoveDropinRolledBack(t *testing.T) {
+	n, dropin := dropinNode(t, life{healthyAfter: -1})
+	out, err := n.remove(t, "50-pods.conf")
+	if !errors.Is(err, ErrRolledBack) || !out.RolledBack {
+		t.Fatalf("want a rollback: %+v, %v", out, err)
+	}
+	if b, err := os.ReadFile(dropin); err != nil || string(b) != baseConfig+"maxPods: 120\n" {
+		t.Errorf("after the rollback the drop-in holds %q (%v)", b, err)
+	}
+	n.noJournal(t)
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(dropin), ".*")); len(left) != 0 {
+		t.Errorf("staged files left in the --config-dir: %v", left)
+	}
+}
+
+func TestRemoveDropinRefusals(t *testing.T) {
+	n, dropin := dropinNode(t, life{})
+	for _, names := range [][]string{{"../config.yaml"}, {"50-pods"}, {"50-pods.conf", "50-pods.conf"}} {
+		if _, err := n.remove(t, names...); err == nil {
+			t.Errorf("--remove-dropin %v: want a refusal", names)
+		}
+	}
+	o := n.opts
+	o.RemoveDropins, o.NewFile = []string{"50-pods.conf"}, []byte(baseConfig)
+	if _, err := Run(t.Context(), o); err == nil {
+		t.Error("--remove-dropin with -f: want a refusal")
+	}
+	if _, err := os.Stat(dropin); err != nil {
+		t.Errorf("a refused removal touched the drop-in: %v", err)
+	}
+}
