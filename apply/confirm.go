@@ -14,7 +14,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 )
 
 // confirm restarts the kubelet on the written change and watches it; a
@@ -190,7 +190,7 @@ func results(cs []Check, vs []*Verdict) []CheckResult {
 }
 
 // verifyConfigz compares what the kubelet serves with what it should run.
-func (o Options) verifyConfigz(ctx context.Context, want *dropins.Result) string {
+func (o Options) verifyConfigz(ctx context.Context, want *effective.Result) string {
 	raw, err := o.Configz(ctx)
 	if err != nil {
 		return "reading /configz: " + err.Error()

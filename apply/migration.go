@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 )
@@ -38,7 +38,7 @@ func planMigration(s *hostnode.Setup, configPath string, o Options) (Options, []
 	v := s.Version
 	setup := s.Layer()
 	setup.DropGate = func(name string) bool { _, gone := v.RemovedGate(name); return gone } // as migrate leaves them out
-	cur, err := dropins.Effective(setup)
+	cur, err := effective.Effective(setup)
 	if err != nil {
 		return o, nil, s.Place(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/validate"
@@ -36,7 +36,7 @@ type Plan struct {
 	// Removes are the drop-ins the change removes (disk paths).
 	Removes []string
 
-	old, next *dropins.Result
+	old, next *effective.Result
 }
 
 // empty says the plan changes nothing.
@@ -73,7 +73,7 @@ func (p *Plan) outcome(o Options) (*Outcome, error) {
 // for the kubelet's version and computes the changes. It writes nothing.
 func plan(o Options) (*Plan, error) {
 	v := o.Setup.Version
-	old, err := dropins.Effective(o.Setup)
+	old, err := effective.Effective(o.Setup)
 	if err != nil {
 		return nil, fmt.Errorf("the current setup: %w", err)
 	}
@@ -95,7 +95,7 @@ func plan(o Options) (*Plan, error) {
 		return nil, err
 	}
 	onlyRemoves := o.Dropin == "" && len(o.RemoveDropins) > 0
-	var next *dropins.Result
+	var next *effective.Result
 	switch {
 	case onlyRemoves:
 		if o.NewFile != nil {
@@ -203,7 +203,7 @@ func (p *Plan) gate(o Options, out *Outcome) error {
 
 // dropinRemovals are the drop-ins --remove-dropin names that are there (disk
 // paths, and their names): one that is not there is nothing to remove.
-func dropinRemovals(o Options, cur *dropins.Result) (paths, names []string, err error) {
+func dropinRemovals(o Options, cur *effective.Result) (paths, names []string, err error) {
 	for _, name := range o.RemoveDropins {
 		full, err := dropinTarget(o, cur, name)
 		if err != nil {
@@ -229,7 +229,7 @@ func dropinRemovals(o Options, cur *dropins.Result) (paths, names []string, err 
 
 // dropinTarget is the drop-in file --dropin names, in the kubelet's
 // --config-dir.
-func dropinTarget(o Options, cur *dropins.Result, name string) (string, error) {
+func dropinTarget(o Options, cur *effective.Result, name string) (string, error) {
 	if name != filepath.Base(name) || filepath.Ext(name) != ".conf" || strings.HasPrefix(name, ".") {
 		return "", fmt.Errorf("--dropin %q: a file name in the --config-dir ending in .conf (the kubelet reads no other), not a path", name)
 	}
@@ -245,7 +245,7 @@ func dropinTarget(o Options, cur *dropins.Result, name string) (string, error) {
 // layerWithDropins layers the setup with the given drop-ins (Path: file
 // name) written: a copy of the --config-dir with them is layered in the
 // directory's place.
-func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite, removed []string) (*dropins.Result, error) {
+func layerWithDropins(o Options, cur *effective.Result, ds []FileWrite, removed []string) (*effective.Result, error) {
 	tmp, err := os.MkdirTemp("", "kubeletcfg-dropins")
 	if err != nil {
 		return nil, err
@@ -280,7 +280,7 @@ func layerWithDropins(o Options, cur *dropins.Result, ds []FileWrite, removed []
 		s.Args = append(s.Args, a)
 	}
 	s.Args = append(s.Args, "--config-dir="+tmp)
-	res, err := dropins.Effective(s)
+	res, err := effective.Effective(s)
 	if err != nil {
 		// The copy's files are named as what they stand for: the file given
 		// for the drop-in, the drop-ins that are there.
@@ -355,7 +355,7 @@ func copyDir(r *nodefile.Root, dir, dst string) error {
 
 // layerWith layers the setup (with NewArgs when set) with content as its
 // --config file at path (disk path).
-func layerWith(o Options, path string, content []byte) (*dropins.Result, error) {
+func layerWith(o Options, path string, content []byte) (*effective.Result, error) {
 	v := o.Setup.Version
 	name := cmp.Or(o.NewFileName, path)
 	doc, err := config.Decode(content, config.DecodeOptions{File: name, Version: v})
@@ -373,11 +373,11 @@ func layerWith(o Options, path string, content []byte) (*dropins.Result, error) 
 		s.Args, s.ArgSources = o.NewArgs, nil
 	}
 	s.Base = config.Default(doc.Config, v) // relative paths resolve against the real file's directory
-	return dropins.Effective(s)
+	return effective.Effective(s)
 }
 
 // rootDir is the kubelet's --root-dir.
-func rootDir(r *dropins.Result) string {
+func rootDir(r *effective.Result) string {
 	dir := "/var/lib/kubelet"
 	if f, ok := r.Version.Flag("root-dir"); ok && f.Default != "" {
 		dir = f.Default
@@ -390,7 +390,7 @@ func rootDir(r *dropins.Result) string {
 	return dir
 }
 
-func onDisk(s dropins.Options, p string) string {
+func onDisk(s effective.Options, p string) string {
 	if s.Root == "" {
 		return p
 	}
@@ -399,7 +399,7 @@ func onDisk(s dropins.Options, p string) string {
 }
 
 // checkNode refuses to touch a node other than the one named.
-func checkNode(o Options, cur *dropins.Result) error {
+func checkNode(o Options, cur *effective.Result) error {
 	name := ""
 	for _, f := range cur.Flags {
 		if f.Flag.Name == "hostname-override" {

@@ -18,7 +18,7 @@ import (
 
 	"k8s.io/kubelet/config/v1beta1"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -43,7 +43,7 @@ func newNode(t *testing.T, behave map[string]life) *node {
 	n.kubelet = &fakeKubelet{clock: n.clock, config: n.config, behave: byContent(behave), pid: 1, cur: life{}}
 	n.opts = Options{
 		Node: "n1",
-		Setup: dropins.Options{Version: schema.Newest(),
+		Setup: effective.Options{Version: schema.Newest(),
 			Args: []string{"--config=" + n.config, "--hostname-override=n1", "--root-dir=" + filepath.Join(dir, "root")}},
 		Timeout: 30 * time.Second, StableFor: DefaultStableFor,
 		StateDir: n.state, Restarter: n.kubelet, Clock: n.clock, probe: n.kubelet.probe,
@@ -561,7 +561,7 @@ func TestRunConfinedToRoot(t *testing.T) {
 	}
 	clock := newFakeClock()
 	k := &fakeKubelet{clock: clock, behave: byContent(nil), pid: 1}
-	o := Options{Node: "n1", Setup: dropins.Options{Version: schema.Newest(), Root: img,
+	o := Options{Node: "n1", Setup: effective.Options{Version: schema.Newest(), Root: img,
 		Args: []string{"--config=/var/lib/kubelet/config.yaml"}},
 		Timeout: 30 * time.Second, StableFor: time.Second, Restarter: k, Clock: clock, probe: k.probe,
 		NewFile: []byte(baseConfig + "maxPods: 111\n")}

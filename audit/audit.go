@@ -15,7 +15,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -89,7 +89,7 @@ type Report struct {
 
 	root     string
 	version  *schema.Version
-	origins  map[string]dropins.Origin
+	origins  map[string]effective.Origin
 	warnings []string
 }
 
@@ -116,7 +116,7 @@ type state struct {
 	values map[string]any // cfg as the kubelet prints it
 	// The rest is nil or empty when only a configuration is judged (the
 	// security gate of diff, migrate and apply).
-	eff  *dropins.Result
+	eff  *effective.Result
 	opts *Options
 }
 
@@ -138,7 +138,7 @@ func Run(opts Options) (*Report, error) {
 	if err := confine(layer); err != nil {
 		return nil, err
 	}
-	eff, err := dropins.Effective(layer)
+	eff, err := effective.Effective(layer)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,7 @@ func (s *state) origin(path string) string {
 	return originString(o, s.v)
 }
 
-func originString(o dropins.Origin, v *schema.Version) string {
+func originString(o effective.Origin, v *schema.Version) string {
 	if o.Kind == "default" {
 		return "default (" + v.Minor + ")"
 	}

@@ -3,7 +3,7 @@ package audit
 import (
 	"fmt"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 )
 
@@ -12,7 +12,7 @@ import (
 // the --config-dir inside the root, but reads each drop-in it finds there by
 // its host path, and a link would name a file of this machine, not of the
 // node.
-func confine(opts dropins.Options) error {
+func confine(opts effective.Options) error {
 	if opts.Root == "" {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -19,13 +19,13 @@ type Side struct {
 	Name   string
 	Config *v1beta1.KubeletConfiguration
 	// Refused is the kubelet's refusal to start with it, if it would.
-	Refused *dropins.Refused
+	Refused *effective.Refused
 }
 
 // FileSide is the config file at path as kubelet v reads it on its own
 // (defaults applied). Running, it is what the started kubelet serves.
 func FileSide(path string, v *schema.Version, running bool) (Side, error) {
-	res, err := dropins.Effective(dropins.Options{Version: v, Args: []string{"--config=" + path}})
+	res, err := effective.Effective(effective.Options{Version: v, Args: []string{"--config=" + path}})
 	if err != nil {
 		return Side{}, err
 	}
@@ -38,7 +38,7 @@ func FileSide(path string, v *schema.Version, running bool) (Side, error) {
 
 // SetupSide is what the kubelet of a node's setup serves once started.
 func SetupSide(s *node.Setup) (Side, error) {
-	res, err := dropins.Effective(s.Layer())
+	res, err := effective.Effective(s.Layer())
 	if err != nil {
 		return Side{}, s.Place(err)
 	}

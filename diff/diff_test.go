@@ -10,7 +10,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
-func effective(t *testing.T, v *schema.Version, body string) *v1beta1.KubeletConfiguration {
+func defaulted(t *testing.T, v *schema.Version, body string) *v1beta1.KubeletConfiguration {
 	t.Helper()
 	doc, err := config.Decode([]byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+body), config.DecodeOptions{Version: v})
 	if err != nil {
@@ -41,7 +41,7 @@ func TestCompute(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Compute(effective(t, v, tc.old), effective(t, v, tc.new), v)
+			got, err := Compute(defaulted(t, v, tc.old), defaulted(t, v, tc.new), v)
 			if err != nil {
 				t.Fatal(err)
 			}

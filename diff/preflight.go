@@ -7,7 +7,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -35,7 +35,7 @@ type PreflightOptions struct {
 // fields it ignores, values that change (defaults, merge model).
 func Preflight(o PreflightOptions) ([]Finding, error) {
 	layer, fromV := o.Setup.Layer(), o.Setup.Version
-	before, err := dropins.Effective(layer)
+	before, err := effective.Effective(layer)
 	if err != nil {
 		return nil, fmt.Errorf("the setup does not start kubelet %s today: %w", fromV.Minor, err)
 	}
@@ -75,7 +75,7 @@ func Preflight(o PreflightOptions) ([]Finding, error) {
 	// A gate To no longer has is left out, as a flag it lost is, so that the
 	// rest of the upgrade can be read.
 	to.DropGate = func(name string) bool { _, gone := o.To.RemovedGate(name); return gone }
-	after, err := dropins.Effective(to)
+	after, err := effective.Effective(to)
 	if err != nil {
 		out = append(out, Finding{Severity: "blocker", Subject: "kubelet " + o.To.Minor, Message: err.Error(), Do: "fix what it names before upgrading"})
 		return out, nil

@@ -23,7 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -78,7 +78,7 @@ logging:
 
 	got, stop := runKubelet(t, kubelet, args, filepath.Join(dir, "kubelet.log"))
 	defer stop()
-	res, err := dropins.Effective(dropins.Options{Version: v, Args: args})
+	res, err := effective.Effective(effective.Options{Version: v, Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}

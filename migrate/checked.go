@@ -26,7 +26,7 @@ type Checks struct {
 // Checked migrates the old setup as Run does, then checks the result as c
 // asks, and writes it into c.Dir. An error of Run comes with a nil Result;
 // any later error with the Result: the kubelet's refusal of the old setup
-// when there is a Dir to write (the *dropins.Refused itself), a failed check,
+// when there is a Dir to write (the *effective.Refused itself), a failed check,
 // a failed write.
 func Checked(opts Options, c Checks) (*Result, error) {
 	res, err := Run(opts)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -18,7 +18,7 @@ func TestChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	legacy := []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--max-pods=150"}
-	opts := func(args ...string) Options { return Options{Options: dropins.Options{Version: v, Args: args}} }
+	opts := func(args ...string) Options { return Options{Options: effective.Options{Version: v, Args: args}} }
 	listDir := func(dir string) []string {
 		entries, _ := os.ReadDir(dir)
 		var names []string
@@ -63,7 +63,7 @@ func TestChecked(t *testing.T) {
 	t.Run("refused: nothing written", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "out")
 		res, err := Checked(opts("--max-pods=-5"), Checks{Dir: dir})
-		var r *dropins.Refused
+		var r *effective.Refused
 		if res == nil || !errors.As(err, &r) {
 			t.Fatalf("Checked = %v, %v; want the result and the kubelet's refusal", res, err)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/validate"
 )
@@ -90,7 +90,7 @@ func checkCurrentOutput(t *testing.T, v *schema.Version, name string) *Result {
 			args = append(args, l)
 		}
 	}
-	res, err := Run(Options{ConfigPath: "new-config.yaml", Options: dropins.Options{Version: v, Args: args, Dir: src, LookupEnv: func(string) (string, bool) { return "", true }}})
+	res, err := Run(Options{ConfigPath: "new-config.yaml", Options: effective.Options{Version: v, Args: args, Dir: src, LookupEnv: func(string) (string, bool) { return "", true }}})
 	if err != nil {
 		t.Fatal(err)
 	}

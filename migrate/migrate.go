@@ -13,7 +13,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -22,7 +22,7 @@ import (
 type Options struct {
 	// Options is the old setup: its command line, the kubelet's working
 	// directory and environment, the root of an offline node image.
-	dropins.Options
+	effective.Options
 	// ConfigPath is where the new config file will live; it replaces the old
 	// --config on the remaining command line.
 	ConfigPath string
@@ -44,16 +44,16 @@ type Result struct {
 	Removed        []Removed                     `json:"removed"`
 	Warnings       []string                      `json:"warnings"`
 	Effective      *v1beta1.KubeletConfiguration `json:"-"`
-	Origins        map[string]dropins.Origin     `json:"-"`
+	Origins        map[string]effective.Origin   `json:"-"`
 	// DroppedGates are the gate settings left out, where the setup had them.
-	DroppedGates []dropins.DroppedGate `json:"-"`
+	DroppedGates []effective.DroppedGate `json:"-"`
 	version      *schema.Version
-	old          *dropins.Result
+	old          *effective.Result
 }
 
 // Verdict is the kubelet's verdict on the migrated configuration (the old
 // setup's, which it equals): nil when the version starts with it.
-func (r *Result) Verdict() *dropins.Refused { return r.old.Verdict() }
+func (r *Result) Verdict() *effective.Refused { return r.old.Verdict() }
 
 // Run migrates the old setup. The effective configuration of the new config
 // file plus the remaining flags equals that of the old setup (Verify checks).
@@ -69,7 +69,7 @@ func Run(opts Options) (*Result, error) {
 	layer := opts.Options
 	layer.Args = args
 	layer.DropGate = func(name string) bool { _, gone := v.RemovedGate(name); return gone }
-	old, err := dropins.Effective(layer)
+	old, err := effective.Effective(layer)
 	if err != nil {
 		return nil, fmt.Errorf("the old setup does not start kubelet %s: %w", v.Minor, err)
 	}
@@ -195,7 +195,7 @@ func (r Removed) What() string {
 
 // removedGate says what leaving out a gate setting the version no longer has
 // means, judged on the last kubelet that had the gate.
-func removedGate(d dropins.DroppedGate, v *schema.Version) Removed {
+func removedGate(d effective.DroppedGate, v *schema.Version) Removed {
 	g, _ := v.RemovedGate(d.Name)
 	return Removed{Gate: fmt.Sprintf("%s=%t (%s)", d.Name, d.Value, d.Where), Reason: g.Dropping(v, d.Value)}
 }
@@ -366,7 +366,7 @@ func diffMap(have, def map[string]any, prefix string, v *schema.Version) map[str
 // remainingFlags are the flags without a config field, and those whose field
 // the kubelet resets when it re-applies its command line over the config
 // file: only the flag can set those.
-func remainingFlags(old *dropins.Result, args []string, configPath string, v *schema.Version) []string {
+func remainingFlags(old *effective.Result, args []string, configPath string, v *schema.Version) []string {
 	out := []string{"--config=" + configPath}
 	for _, o := range old.Flags {
 		if o.Flag.Name == "config" || o.Flag.Name == "config-dir" {
@@ -402,7 +402,7 @@ func dropPath(m map[string]any, path string) {
 
 // securityWarnings names the legacy defaults the old setup relied on that
 // weaken the node, with the value to move to.
-func securityWarnings(old *dropins.Result) []string {
+func securityWarnings(old *effective.Result) []string {
 	var out []string
 	c := old.Config
 	relied := func(path string) bool { return old.Origins[path].Kind == "flags-default" }
@@ -438,7 +438,7 @@ func (r *Result) Verify(writeConfig func(doc []byte) (path string, err error)) e
 	}
 	args := []string{"--config=" + path}
 	args = append(args, r.Flags[1:]...)
-	got, err := dropins.Effective(dropins.Options{Version: r.version, Args: args})
+	got, err := effective.Effective(effective.Options{Version: r.version, Args: args})
 	if err != nil {
 		return fmt.Errorf("the migrated setup does not start kubelet %s: %w", r.version.Minor, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/warning"
@@ -132,8 +132,8 @@ func ResolveVersion(src Source) (*schema.Version, error) {
 }
 
 // Layer is the setup as the effective configuration layers it.
-func (s *Setup) Layer() dropins.Options {
-	o := dropins.Options{Version: s.Version, Args: s.Args, Root: s.Root}
+func (s *Setup) Layer() effective.Options {
+	o := effective.Options{Version: s.Version, Args: s.Args, Root: s.Root}
 	if s.FromNode {
 		o.ArgSources, o.LookupEnv = s.Sources, s.LookupEnv
 	}
@@ -148,7 +148,7 @@ func (s *Setup) Place(err error) error {
 		return err
 	}
 	src := s.Sources[fe.Index]
-	var r *dropins.Refused
+	var r *effective.Refused
 	if errors.As(err, &r) && len(r.Reasons) == 1 {
 		r.Reasons[0] = src + ": " + r.Reasons[0]
 		return err

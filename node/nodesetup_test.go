@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -254,7 +254,7 @@ func TestSetupPlace(t *testing.T) {
 		t.Error("the placed error lost its flags.Error")
 	}
 	// A refusal keeps its shape: the place goes into its one reason.
-	r := &dropins.Refused{Version: "1.31", Reasons: []string{"maxPods must not be negative"}}
+	r := &effective.Refused{Version: "1.31", Reasons: []string{"maxPods must not be negative"}}
 	err = s.Place(errors.Join(r, &flags.Error{Index: i}))
 	if err == nil || r.Reasons[0] != "/etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS): maxPods must not be negative" {
 		t.Errorf("refusal placed as %q", r.Reasons)

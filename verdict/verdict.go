@@ -11,7 +11,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/validate"
@@ -60,7 +60,7 @@ func File(opts Options) (*Result, error) {
 	if opts.ConfigDir != "" {
 		// A drop-in directory that cannot be read is an I/O error, not a
 		// verdict on the configuration.
-		files, err := dropins.List(opts.ConfigDir)
+		files, err := effective.List(opts.ConfigDir)
 		if err != nil {
 			return nil, err
 		}
@@ -131,8 +131,8 @@ func Bytes(data []byte, opts Options) *Result {
 
 // withDropins checks every drop-in strictly and merges them over the file as
 // the kubelet version does.
-func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (*dropins.Result, error) {
-	files, err := dropins.List(opts.ConfigDir)
+func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (*effective.Result, error) {
+	files, err := effective.List(opts.ConfigDir)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 			continue
 		}
 		for _, p := range doc.Problems {
-			if _, lenient := dropins.LenientDuplicate(p, opts.Version); lenient {
+			if _, lenient := effective.LenientDuplicate(p, opts.Version); lenient {
 				continue // a warning of the merge below
 			}
 			fd := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
@@ -161,7 +161,7 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 		}
 	}
 	always := func(string) (string, bool) { return "", true } // kubeletcfg's caller stands for the kubelet's environment
-	merged, err := dropins.Effective(dropins.Options{Version: opts.Version, Args: []string{"--config=" + opts.File, "--config-dir=" + opts.ConfigDir},
+	merged, err := effective.Effective(effective.Options{Version: opts.Version, Args: []string{"--config=" + opts.File, "--config-dir=" + opts.ConfigDir},
 		LookupEnv: always, Base: cfg})
 	if err != nil {
 		if reported {
@@ -185,7 +185,7 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 var errReported = errors.New("reported")
 
 // placeOrigin puts an error on the file and line that set the field.
-func placeOrigin(doc *config.Document, merged *dropins.Result, e validate.Error) Finding {
+func placeOrigin(doc *config.Document, merged *effective.Result, e validate.Error) Finding {
 	if o, ok := merged.Origins[e.Field]; ok && (o.Kind == "dropin" || o.Kind == "file") {
 		return Finding{Field: e.Field, Message: e.Message, File: o.File, Line: o.Line}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/apply"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 )
 
 // configFileOf finds the node's --config file on disk.
@@ -19,7 +19,7 @@ func configFileOf(s streams, f *setupFlags, args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	res, err := dropins.Effective(setup.Layer())
+	res, err := effective.Effective(setup.Layer())
 	if err != nil {
 		return "", err
 	}

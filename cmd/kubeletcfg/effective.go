@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
@@ -60,7 +60,7 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 			if err != nil {
 				return err
 			}
-			res, err := dropins.Effective(setup.Layer())
+			res, err := effective.Effective(setup.Layer())
 			if err != nil {
 				return refusal(s, setup.Place(err))
 			}
@@ -101,7 +101,7 @@ func (f *effectiveFlags) commandLine(args []string) ([]string, error) {
 	return kargs, nil
 }
 
-func printEffective(s streams, res *dropins.Result, showOrigin bool, output string, warnings []warning.Warning) error {
+func printEffective(s streams, res *effective.Result, showOrigin bool, output string, warnings []warning.Warning) error {
 	var remaining []string
 	for _, o := range res.Flags {
 		remaining = append(remaining, "--"+o.Flag.Name+"="+o.Value)
@@ -112,7 +112,7 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 			return err
 		}
 		if output == "json" {
-			m := map[string]dropins.Entry{}
+			m := map[string]effective.Entry{}
 			for _, e := range entries {
 				m[e.Path] = e
 			}
@@ -158,7 +158,7 @@ func printEffective(s streams, res *dropins.Result, showOrigin bool, output stri
 // refusal prints the kubelet's refusal to start, reason by reason, and
 // makes the command exit 1; any other error is returned as it is.
 func refusal(s streams, err error) error {
-	var r *dropins.Refused
+	var r *effective.Refused
 	if !errors.As(err, &r) {
 		return err
 	}
@@ -168,7 +168,7 @@ func refusal(s streams, err error) error {
 	return errCheckFailed
 }
 
-func origin(o dropins.Origin, minor string) string {
+func origin(o effective.Origin, minor string) string {
 	if o.Kind == "default" {
 		return "default (" + minor + ")"
 	}

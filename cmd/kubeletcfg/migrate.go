@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
@@ -57,7 +57,7 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 			if err != nil && res == nil {
 				return refusal(s, setup.Place(err)) // the old setup's error: where on the node
 			}
-			if r, ok := err.(*dropins.Refused); ok {
+			if r, ok := err.(*effective.Refused); ok {
 				return refusal(s, r)
 			} else if err != nil {
 				return err // a check of the migration failed

@@ -20,7 +20,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -80,7 +80,7 @@ func migrateOne(v *schema.Version, name string) error {
 	if err != nil {
 		return err
 	}
-	res, err := migrate.Run(migrate.Options{ConfigPath: "new-config.yaml", Options: dropins.Options{Version: v, Args: args, Dir: src,
+	res, err := migrate.Run(migrate.Options{ConfigPath: "new-config.yaml", Options: effective.Options{Version: v, Args: args, Dir: src,
 		LookupEnv: func(string) (string, bool) { return "", true }}})
 	if err != nil {
 		return err

@@ -1,5 +1,5 @@
 // Command scenarios writes the kubelet setups that the differential test of
-// dropins/ runs through both kubeletcfg and the kubelet's own code
+// effective/ runs through both kubeletcfg and the kubelet's own code
 // (schemagen scenarios). The setups are random but seeded: the same seed
 // writes the same files.
 //

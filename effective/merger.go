@@ -1,4 +1,4 @@
-package dropins
+package effective
 
 import (
 	"fmt"

@@ -1,8 +1,8 @@
-// Package dropins layers a kubelet's configuration the way a kubelet version
+// Package effective layers a kubelet's configuration the way a kubelet version
 // does — defaults, the --config file, the --config-dir drop-ins, the command
 // line on top — into the effective configuration, and remembers where every
 // value came from.
-package dropins
+package effective
 
 import (
 	"bytes"
