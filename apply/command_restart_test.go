@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -42,7 +42,7 @@ else setsid sleep 30 >/dev/null 2>&1 & fi; echo $! > ` + pid
 	})
 	host, _ := os.Hostname()
 	out, err := Run(context.Background(), Options{
-		Node: host, Setup: effective.Options{Version: v, Args: []string{"--config=" + cfg}},
+		Node: host, Setup: hostnode.Given(v, "--config="+cfg),
 		NewFile: []byte(head + "maxPods: 120\n"), Restart: restart, PIDFile: pid, KubeletLog: log, StateDir: filepath.Join(dir, "state"),
 		Timeout: 5 * time.Second, StableFor: time.Second,
 	})

@@ -15,7 +15,7 @@ import (
 // kubelet setup is s: the config file (the one the kubelet's --config names,
 // else configPath), and the environment files the flags live in rewritten to
 // the remaining flags, in one transaction. o says how to apply; its Setup,
-// NewFile, Extra, NewArgs and ConfigPath are set here. The flags and
+// ReadAs, NewFile, Extra, NewArgs and ConfigPath are set here. The flags and
 // feature gates the version no longer has are listed on o.Progress.
 func RunMigration(ctx context.Context, s *hostnode.Setup, configPath string, o Options) (*Outcome, error) {
 	o, removed, err := planMigration(s, configPath, o)
@@ -35,17 +35,14 @@ func planMigration(s *hostnode.Setup, configPath string, o Options) (Options, []
 	if !s.FromNode {
 		return o, nil, fmt.Errorf("a migration rewrites the files the kubelet's flags are written in: read the command line from the node's unit and env files, not given directly")
 	}
-	v := s.Version
-	setup := s.Layer()
-	setup.DropGate = func(name string) bool { _, gone := v.RemovedGate(name); return gone } // as migrate leaves them out
-	cur, err := effective.Effective(setup)
+	cur, err := effective.Compute(effective.Input{Setup: s, ReadAs: s.Version}) // as migrate reads it
 	if err != nil {
-		return o, nil, s.Place(err)
+		return o, nil, err
 	}
 	if cur.ConfigFile != "" {
 		configPath = cur.ConfigFile
 	}
-	res, err := migrate.Run(migrate.Options{Options: setup, ConfigPath: configPath})
+	res, err := migrate.Run(migrate.Options{Setup: s, ConfigPath: configPath})
 	if err != nil {
 		return o, nil, err
 	}
@@ -65,6 +62,6 @@ func planMigration(s *hostnode.Setup, configPath string, o Options) (Options, []
 		o.Extra = append(o.Extra, FileWrite{Path: path, Content: content})
 	}
 	sort.Slice(o.Extra, func(i, j int) bool { return o.Extra[i].Path < o.Extra[j].Path })
-	o.Setup, o.NewFile, o.NewArgs, o.ConfigPath = setup, doc, res.CommandLine(s.Args), configPath
+	o.Setup, o.ReadAs, o.NewFile, o.NewArgs, o.ConfigPath = s, s.Version, doc, res.CommandLine(s.Args), configPath
 	return o, res.Removed, nil
 }

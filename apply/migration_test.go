@@ -79,7 +79,7 @@ func TestPlanMigration(t *testing.T) {
 	if diff := cmp.Diff([]string{"/etc/default/kubelet", "/var/lib/kubelet/kubeadm-flags.env"}, paths); diff != "" {
 		t.Errorf("files rewritten (-want +got), under the root:\n%s", diff)
 	}
-	if o.Setup.DropGate == nil || o.Setup.Root != root || o.Setup.LookupEnv == nil {
+	if o.ReadAs != setup.Version || o.Setup != setup || o.Setup.Root != root || !o.Setup.FromNode {
 		t.Errorf("the apply's setup is not the node's: %+v", o.Setup)
 	}
 }

@@ -14,14 +14,19 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/diff"
-	"github.com/kubeletcfg/kubeletcfg/effective"
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
 // Options describe one change of a node's kubelet config file.
 type Options struct {
-	Node    string            // must name this node
-	Setup   effective.Options // how the kubelet is started today (its --config names the file)
-	NewFile []byte            // the new content of the --config file
+	Node string // must name this node
+	// Setup is how the kubelet is started today (its --config names the
+	// file); ReadAs, when set, reads it as that kubelet version (a
+	// migration: the flags and gates it no longer has left out).
+	Setup   *hostnode.Setup
+	ReadAs  *schema.Version
+	NewFile []byte // the new content of the --config file
 	// NewFileName is the file NewFile was read from, named in its errors
 	// (default: the --config file).
 	NewFileName string

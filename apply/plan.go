@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,8 +15,6 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/effective"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
-	"github.com/kubeletcfg/kubeletcfg/nodefile"
-	"github.com/kubeletcfg/kubeletcfg/validate"
 )
 
 // Plan is what an apply will do: the changes of the effective
@@ -69,11 +66,15 @@ func (p *Plan) outcome(o Options) (*Outcome, error) {
 	return out, nil
 }
 
-// plan layers the new files over the node's setup, validates the result
-// for the kubelet's version and computes the changes. It writes nothing.
+// plan layers the new files over the node's setup, judges the result as
+// the kubelet's version does and computes the changes. It writes nothing.
 func plan(o Options) (*Plan, error) {
 	v := o.Setup.Version
-	old, err := effective.Effective(o.Setup)
+	if o.ReadAs != nil {
+		v = o.ReadAs
+	}
+	cur := effective.Input{Setup: o.Setup, ReadAs: o.ReadAs}
+	old, err := effective.Compute(cur)
 	if err != nil {
 		return nil, fmt.Errorf("the current setup: %w", err)
 	}
@@ -84,7 +85,7 @@ func plan(o Options) (*Plan, error) {
 	if configFile == "" {
 		return nil, fmt.Errorf("the kubelet runs without --config: migrate it first (kubeletcfg apply --from-migrate)")
 	}
-	path := onDisk(o.Setup, configFile)
+	path := onDisk(o.Setup.Root, configFile)
 	if err := checkNode(o, old); err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func plan(o Options) (*Plan, error) {
 		return nil, err
 	}
 	onlyRemoves := o.Dropin == "" && len(o.RemoveDropins) > 0
-	var next *effective.Result
+	next := cur
 	switch {
 	case onlyRemoves:
 		if o.NewFile != nil {
@@ -104,38 +105,42 @@ func plan(o Options) (*Plan, error) {
 		if target, err = dropinTarget(o, old, o.RemoveDropins[0]); err != nil {
 			return nil, err
 		}
-		next, err = layerWithDropins(o, old, nil, removeNames)
+		next.RemoveDropins = removeNames
 	case o.Dropin != "":
 		if target, err = dropinTarget(o, old, o.Dropin); err != nil {
 			return nil, err
 		}
-		all := append([]FileWrite{{Path: o.Dropin, Content: o.NewFile}}, o.MoreDropins...)
+		next.Dropins = []effective.Overlay{{Name: o.Dropin, Content: o.NewFile, From: o.NewFileName}}
 		for _, d := range o.MoreDropins {
 			full, err := dropinTarget(o, old, d.Path)
 			if err != nil {
 				return nil, err
 			}
 			extra = append(extra, FileWrite{Path: full, Content: d.Content})
+			next.Dropins = append(next.Dropins, effective.Overlay{Name: d.Path, Content: d.Content})
 		}
-		next, err = layerWithDropins(o, old, all, removeNames)
+		next.RemoveDropins = removeNames
 	default:
-		next, err = layerWith(o, path, o.NewFile)
+		if err := checkNewFile(o, path); err != nil {
+			return nil, fmt.Errorf("the new configuration: %w", err)
+		}
+		next.Config, next.ConfigName = o.NewFile, cmp.Or(o.NewFileName, path)
+		if o.NewArgs != nil {
+			next.Args = o.NewArgs
+		}
 	}
+	after, err := effective.Compute(next)
 	if err != nil {
 		return nil, fmt.Errorf("the new configuration: %w", err)
 	}
-	if errs := append(validate.Config(next.Config, v), validate.Startup(next.Config, v)...); len(errs) > 0 {
-		var msgs []string
-		for _, e := range errs {
-			msgs = append(msgs, e.Message)
-		}
-		return nil, fmt.Errorf("the new configuration is invalid for kubelet %s: %s", v.Minor, strings.Join(msgs, "; "))
+	if r := after.Verdict(); r != nil {
+		return nil, fmt.Errorf("the new configuration is invalid for kubelet %s: %s", v.Minor, strings.Join(r.Reasons, "; "))
 	}
-	changes, err := diff.Compute(old.Config, next.Config, v)
+	changes, err := diff.Compute(old.Config, after.Config, v)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: next, Removes: removes,
+	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: after, Removes: removes,
 		Writes: append([]FileWrite{{Path: target, Content: o.NewFile}}, extra...)}
 	if onlyRemoves {
 		p.Writes = extra
@@ -146,7 +151,7 @@ func plan(o Options) (*Plan, error) {
 				continue
 			}
 			p.NeedsDrain = true
-			sf := filepath.Join(onDisk(o.Setup, rootDir(old)), c.StateFile)
+			sf := filepath.Join(onDisk(o.Setup.Root, rootDir(old)), c.StateFile)
 			if c.StateFile != "" && !slices.Contains(p.StateFiles, sf) {
 				p.StateFiles = append(p.StateFiles, sf)
 			}
@@ -167,6 +172,27 @@ func plan(o Options) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// checkNewFile refuses a new --config file (at path) that does not decode
+// strictly for the kubelet's version, or sets gates it refuses.
+func checkNewFile(o Options, path string) error {
+	v := o.Setup.Version
+	if o.ReadAs != nil {
+		v = o.ReadAs
+	}
+	name := cmp.Or(o.NewFileName, path)
+	doc, err := config.Decode(o.NewFile, config.DecodeOptions{File: name, Version: v})
+	if err != nil {
+		return err
+	}
+	if errs := doc.Errors(); len(errs) > 0 {
+		return errs[0]
+	}
+	if errs := v.CheckGates(doc.Config.FeatureGates); len(errs) > 0 {
+		return fmt.Errorf("%s: %s", name, strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 func stateWrites(files []string) []FileWrite {
@@ -242,140 +268,6 @@ func dropinTarget(o Options, cur *effective.Result, name string) (string, error)
 	return filepath.Join(cur.ConfigDir, name), nil
 }
 
-// layerWithDropins layers the setup with the given drop-ins (Path: file
-// name) written: a copy of the --config-dir with them is layered in the
-// directory's place.
-func layerWithDropins(o Options, cur *effective.Result, ds []FileWrite, removed []string) (*effective.Result, error) {
-	tmp, err := os.MkdirTemp("", "kubeletcfg-dropins")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	dir := cur.ConfigDir
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(o.Setup.Dir, dir)
-		if dir, err = filepath.Abs(dir); err != nil {
-			return nil, err
-		}
-	}
-	if err := copyTree(o.Setup.Root, dir, tmp); err != nil {
-		return nil, err
-	}
-	for _, name := range removed {
-		if err := os.Remove(filepath.Join(tmp, name)); err != nil {
-			return nil, err
-		}
-	}
-	for _, d := range ds {
-		if err := os.WriteFile(filepath.Join(tmp, d.Path), d.Content, 0o600); err != nil {
-			return nil, err
-		}
-	}
-	s := o.Setup
-	s.Args = nil
-	for _, a := range o.Setup.Args {
-		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); n == "config-dir" {
-			continue
-		}
-		s.Args = append(s.Args, a)
-	}
-	s.Args = append(s.Args, "--config-dir="+tmp)
-	res, err := effective.Effective(s)
-	if err != nil {
-		// The copy's files are named as what they stand for: the file given
-		// for the drop-in, the drop-ins that are there.
-		var names []string
-		if o.NewFileName != "" && len(ds) > 0 {
-			names = append(names, filepath.Join(tmp, ds[0].Path), o.NewFileName)
-		}
-		return nil, &renamedError{err: err, msg: strings.NewReplacer(append(names, tmp, cur.ConfigDir)...).Replace(err.Error())}
-	}
-	res.ConfigDir = cur.ConfigDir
-	return res, nil
-}
-
-// renamedError is err with its message restated.
-type renamedError struct {
-	err error
-	msg string
-}
-
-func (e *renamedError) Error() string { return e.msg }
-func (e *renamedError) Unwrap() error { return e.err }
-
-// copyTree copies the drop-in directory dir (a path on the node under root,
-// "" for this one) into dst, reading through nodefile: inside the root,
-// regular files only, each within the limit of a config file. The kubelet
-// reads only the *.conf files; any other entry is copied empty, for its name.
-func copyTree(root, dir, dst string) error {
-	r, err := nodefile.OpenRoot(root)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	res, err := r.Resolve(dir)
-	if err != nil {
-		return err
-	}
-	return copyDir(r, res, dst)
-}
-
-func copyDir(r *nodefile.Root, dir, dst string) error {
-	names, err := r.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		p, target := path.Join(dir, name), filepath.Join(dst, name)
-		fi, err := r.Lstat(p)
-		if err != nil {
-			return err
-		}
-		if fi.IsDir() {
-			if err := os.Mkdir(target, 0o700); err != nil {
-				return err
-			}
-			if err := copyDir(r, p, target); err != nil {
-				return err
-			}
-			continue
-		}
-		var data []byte
-		if filepath.Ext(name) == ".conf" {
-			if data, err = r.ReadFile(p, nodefile.Config); err != nil {
-				return err
-			}
-		}
-		if err := os.WriteFile(target, data, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// layerWith layers the setup (with NewArgs when set) with content as its
-// --config file at path (disk path).
-func layerWith(o Options, path string, content []byte) (*effective.Result, error) {
-	v := o.Setup.Version
-	name := cmp.Or(o.NewFileName, path)
-	doc, err := config.Decode(content, config.DecodeOptions{File: name, Version: v})
-	if err != nil {
-		return nil, err
-	}
-	if errs := doc.Errors(); len(errs) > 0 {
-		return nil, errs[0]
-	}
-	if errs := v.CheckGates(doc.Config.FeatureGates); len(errs) > 0 {
-		return nil, fmt.Errorf("%s: %s", name, strings.Join(errs, "; "))
-	}
-	s := o.Setup
-	if o.NewArgs != nil {
-		s.Args, s.ArgSources = o.NewArgs, nil
-	}
-	s.Base = config.Default(doc.Config, v) // relative paths resolve against the real file's directory
-	return effective.Effective(s)
-}
-
 // rootDir is the kubelet's --root-dir.
 func rootDir(r *effective.Result) string {
 	dir := "/var/lib/kubelet"
@@ -390,12 +282,13 @@ func rootDir(r *effective.Result) string {
 	return dir
 }
 
-func onDisk(s effective.Options, p string) string {
-	if s.Root == "" {
+// onDisk is where a path the kubelet names lies in the node's tree.
+func onDisk(root, p string) string {
+	if root == "" {
 		return p
 	}
 	// The kubelet reads /../etc/x as /etc/x: so does the tree.
-	return filepath.Join(s.Root, filepath.Clean("/"+p))
+	return filepath.Join(root, filepath.Clean("/"+p))
 }
 
 // checkNode refuses to touch a node other than the one named.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -91,5 +92,24 @@ func TestRemoveDropinRefusals(t *testing.T) {
 	}
 	if _, err := os.Stat(dropin); err != nil {
 		t.Errorf("a refused removal touched the drop-in: %v", err)
+	}
+}
+
+// A change the kubelet refuses is refused before anything is written,
+// naming the field and the operator's file and line that set it.
+func TestRunRefusalNamesFileAndLine(t *testing.T) {
+	n, _ := dropinNode(t, life{})
+	o := n.opts
+	o.NewFile, o.NewFileName = []byte(baseConfig+"imageGCHighThresholdPercent: 200\n"), "new.yaml"
+	if _, err := Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "(imageGCHighThresholdPercent from new.yaml:4)") {
+		t.Errorf("-f: %v, want the field placed at new.yaml:4", err)
+	}
+	o.Dropin, o.NewFileName = "60-gc.conf", "gc.yaml"
+	if _, err := Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "(imageGCHighThresholdPercent from gc.yaml:4)") {
+		t.Errorf("--dropin: %v, want the field placed at gc.yaml:4", err)
+	}
+	n.configIs(t, "maxPods: 100\n")
+	if n.kubelet.restarts != 0 {
+		t.Errorf("%d restarts, want none", n.kubelet.restarts)
 	}
 }

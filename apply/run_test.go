@@ -18,7 +18,7 @@ import (
 
 	"k8s.io/kubelet/config/v1beta1"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -43,8 +43,8 @@ func newNode(t *testing.T, behave map[string]life) *node {
 	n.kubelet = &fakeKubelet{clock: n.clock, config: n.config, behave: byContent(behave), pid: 1, cur: life{}}
 	n.opts = Options{
 		Node: "n1",
-		Setup: effective.Options{Version: schema.Newest(),
-			Args: []string{"--config=" + n.config, "--hostname-override=n1", "--root-dir=" + filepath.Join(dir, "root")}},
+		Setup: hostnode.Given(schema.Newest(),
+			"--config="+n.config, "--hostname-override=n1", "--root-dir="+filepath.Join(dir, "root")),
 		Timeout: 30 * time.Second, StableFor: DefaultStableFor,
 		StateDir: n.state, Restarter: n.kubelet, Clock: n.clock, probe: n.kubelet.probe,
 	}
@@ -561,8 +561,9 @@ func TestRunConfinedToRoot(t *testing.T) {
 	}
 	clock := newFakeClock()
 	k := &fakeKubelet{clock: clock, behave: byContent(nil), pid: 1}
-	o := Options{Node: "n1", Setup: effective.Options{Version: schema.Newest(), Root: img,
-		Args: []string{"--config=/var/lib/kubelet/config.yaml"}},
+	setup := hostnode.Given(schema.Newest(), "--config=/var/lib/kubelet/config.yaml")
+	setup.Root = img
+	o := Options{Node: "n1", Setup: setup,
 		Timeout: 30 * time.Second, StableFor: time.Second, Restarter: k, Clock: clock, probe: k.probe,
 		NewFile: []byte(baseConfig + "maxPods: 111\n")}
 	_, err := Run(context.Background(), o)
@@ -581,7 +582,7 @@ func TestRunConfinedToRoot(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(img, outside, "config.yaml")); !strings.Contains(string(b), "maxPods: 111") {
 		t.Errorf("the image's config file holds %q", b)
 	}
-	if got := onDisk(o.Setup, "/../../etc/x"); got != filepath.Join(img, "etc/x") {
+	if got := onDisk(o.Setup.Root, "/../../etc/x"); got != filepath.Join(img, "etc/x") {
 		t.Errorf("--config=/../../etc/x is %s on disk, want inside the root", got)
 	}
 

@@ -134,11 +134,10 @@ func Run(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	layer := opts.Setup.Layer()
-	if err := confine(layer); err != nil {
+	if err := confine(opts.Setup); err != nil {
 		return nil, err
 	}
-	eff, err := effective.Effective(layer)
+	eff, err := effective.Compute(effective.Input{Setup: opts.Setup})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +147,7 @@ func Run(opts Options) (*Report, error) {
 	}
 	s.eff, s.opts = eff, &opts
 	rep := &Report{KubeletVersion: v.Minor, Benchmark: b.name, ConfigFile: eff.ConfigFile,
-		root: layer.Root, version: v, origins: eff.Origins, warnings: eff.Warnings}
+		root: opts.Setup.Root, version: v, origins: eff.Origins, warnings: eff.Warnings}
 	if note != "" {
 		rep.Notes = append(rep.Notes, note)
 	}

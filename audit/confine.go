@@ -3,8 +3,8 @@ package audit
 import (
 	"fmt"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
+	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 // confine refuses, before the setup is layered, drop-ins reached through a
@@ -12,7 +12,7 @@ import (
 // the --config-dir inside the root, but reads each drop-in it finds there by
 // its host path, and a link would name a file of this machine, not of the
 // node.
-func confine(opts effective.Options) error {
+func confine(opts *node.Setup) error {
 	if opts.Root == "" {
 		return nil
 	}

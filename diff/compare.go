@@ -25,7 +25,7 @@ type Side struct {
 // FileSide is the config file at path as kubelet v reads it on its own
 // (defaults applied). Running, it is what the started kubelet serves.
 func FileSide(path string, v *schema.Version, running bool) (Side, error) {
-	res, err := effective.Effective(effective.Options{Version: v, Args: []string{"--config=" + path}})
+	res, err := effective.Compute(effective.Input{Setup: node.Given(v), ConfigFile: path})
 	if err != nil {
 		return Side{}, err
 	}
@@ -38,9 +38,9 @@ func FileSide(path string, v *schema.Version, running bool) (Side, error) {
 
 // SetupSide is what the kubelet of a node's setup serves once started.
 func SetupSide(s *node.Setup) (Side, error) {
-	res, err := effective.Effective(s.Layer())
+	res, err := effective.Compute(effective.Input{Setup: s})
 	if err != nil {
-		return Side{}, s.Place(err)
+		return Side{}, err
 	}
 	name := "the command line"
 	if s.FromNode {

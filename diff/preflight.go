@@ -34,48 +34,31 @@ type PreflightOptions struct {
 // what the upgrade meets: flags To no longer has, feature gates To refuses,
 // fields it ignores, values that change (defaults, merge model).
 func Preflight(o PreflightOptions) ([]Finding, error) {
-	layer, fromV := o.Setup.Layer(), o.Setup.Version
-	before, err := effective.Effective(layer)
+	fromV := o.Setup.Version
+	before, err := effective.Compute(effective.Input{Setup: o.Setup})
 	if err != nil {
 		return nil, fmt.Errorf("the setup does not start kubelet %s today: %w", fromV.Minor, err)
 	}
+	_, lost, err := flags.ReadAs(o.Setup.Args, o.To)
+	if err != nil {
+		return nil, err
+	}
 	var out []Finding
-	args := layer.Args
-	kept := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		name, hasValue := flagName(args[i])
-		if name == "" {
-			kept = append(kept, args[i])
-			continue
-		}
-		if _, ok := o.To.Flag(name); ok {
-			kept = append(kept, args[i])
-			continue
-		}
-		word := args[i]
-		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-			if f, ok := fromV.Flag(name); ok && f.Type != "bool" {
-				word += " " + args[i+1]
-				i++
-			}
-		}
-		_, perr := flags.Parse([]string{"--" + name}, o.To)
-		msg := fmt.Sprintf("kubelet %s has no --%s", o.To.Minor, name)
+	for _, l := range lost {
+		_, perr := flags.Parse([]string{"--" + l.Name}, o.To)
+		msg := fmt.Sprintf("kubelet %s has no --%s", o.To.Minor, l.Name)
 		if perr != nil {
 			msg = perr.Error()
 		}
 		do := "remove it from the command line"
-		if f, ok := fromV.Flag(name); ok && f.Field != "" {
+		if f, ok := fromV.Flag(l.Name); ok && f.Field != "" {
 			do = fmt.Sprintf("set %s in the config file instead (kubeletcfg migrate --kubelet-version %s moves it)", f.Field, o.To.Minor)
 		}
-		out = append(out, Finding{Severity: "blocker", Subject: word, Message: msg, Do: do})
+		out = append(out, Finding{Severity: "blocker", Subject: l.Word, Message: msg, Do: do})
 	}
-	to := layer
-	to.Version, to.Args = o.To, kept
-	// A gate To no longer has is left out, as a flag it lost is, so that the
-	// rest of the upgrade can be read.
-	to.DropGate = func(name string) bool { _, gone := o.To.RemovedGate(name); return gone }
-	after, err := effective.Effective(to)
+	// The flags and gates To no longer has are left out, so that the rest
+	// of the upgrade can be read.
+	after, err := effective.Compute(effective.Input{Setup: o.Setup, ReadAs: o.To})
 	if err != nil {
 		out = append(out, Finding{Severity: "blocker", Subject: "kubelet " + o.To.Minor, Message: err.Error(), Do: "fix what it names before upgrading"})
 		return out, nil
@@ -205,16 +188,6 @@ func Across(old *v1beta1.KubeletConfiguration, a *schema.Version, new *v1beta1.K
 	walk(am, bm, "", b, &out)
 	sortChanges(out)
 	return out, nil
-}
-
-// flagName returns the normalized name of a long flag word and whether the
-// word carries its value ("" for a word that is not a flag).
-func flagName(word string) (string, bool) {
-	if !strings.HasPrefix(word, "--") {
-		return "", false
-	}
-	name, _, hasValue := strings.Cut(strings.TrimPrefix(word, "--"), "=")
-	return strings.ReplaceAll(name, "_", "-"), hasValue
 }
 
 func sortedKeys(m map[string]bool) []string {

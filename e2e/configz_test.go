@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -78,7 +79,7 @@ logging:
 
 	got, stop := runKubelet(t, kubelet, args, filepath.Join(dir, "kubelet.log"))
 	defer stop()
-	res, err := effective.Effective(effective.Options{Version: v, Args: args})
+	res, err := effective.Compute(effective.Input{Setup: node.Given(v, args...)})
 	if err != nil {
 		t.Fatal(err)
 	}

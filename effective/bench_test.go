@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -20,7 +21,7 @@ func BenchmarkEffective(b *testing.B) {
 	v := schema.Newest()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Effective(Options{Version: v, Args: args, Dir: dir}); err != nil {
+		if _, err := Compute(Input{Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: args}, Dir: dir}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,9 +3,7 @@ package effective
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,35 +16,37 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/validate"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
-// Options describe a kubelet's setup.
-type Options struct {
+// stack is what layer reads: the setup as Compute makes it of an Input.
+type stack struct {
 	Version *schema.Version
-	// Args is the kubelet's command line, one argument per word.
-	Args []string
-	// Dir is the kubelet's working directory, against which relative
-	// --config and --config-dir paths resolve; "" is the current directory.
-	Dir string
-	// LookupEnv reads the kubelet's environment; nil means kubeletcfg's own.
-	LookupEnv func(string) (string, bool)
-	// Root is the root directory of an offline node image: the paths the
-	// kubelet names are read under it ("" for the live node).
-	Root string
-	// ArgSources says, for each element of Args, where it was written (an
-	// env file, a unit); shown with the origin of the flags.
+	// Args is the kubelet's command line, one argument per word, and
+	// ArgSources where each was written ("" or missing when unknown).
+	Args       []string
 	ArgSources []string
-	// Base, when set, stands for the --config file as loaded (decoded and
-	// defaulted); its feature gates are not checked (the caller does).
-	Base *v1beta1.KubeletConfiguration
-	// DropGate, when set, names feature gates to leave out wherever the
-	// setup sets them, as if never written (migrate's gates the version no
-	// longer has); Result.DroppedGates lists what was left out.
+	Dir        string
+	LookupEnv  func(string) (string, bool)
+	Root       string
+	// DropGate names feature gates to leave out wherever the setup sets
+	// them, as if never written; Result.DroppedGates lists them.
 	DropGate func(name string) bool
+
+	// configFile and configDir stand for --config and --config-dir when
+	// the command line names none.
+	configFile, configDir string
+	// config, when not nil, is the --config file's content, configName
+	// the name it goes by.
+	config     []byte
+	configName string
+	// dropins are laid over the --config-dir; removed are taken out of it.
+	dropins []Overlay
+	removed []string
 }
 
-// DroppedGate is a feature gate setting left out (Options.DropGate).
+// DroppedGate is a feature gate setting left out (Input.ReadAs, Input.DropGates).
 type DroppedGate struct {
 	Name  string
 	Value bool
@@ -95,7 +95,10 @@ type Result struct {
 	// KeyOrigins maps each key of each map field the configuration sets
 	// (featureGates, evictionHard, systemReserved, ...) to where it came from.
 	KeyOrigins map[string]map[string]Origin
-	// Flags are the command-line flags that have no config field.
+	// Args is the command line layered (Input.Args, less what
+	// Input.ReadAs left out); Flags are its flags that have no config
+	// field.
+	Args       []string
 	Flags      []flags.Occurrence
 	ConfigFile string
 	ConfigDir  string
@@ -104,40 +107,41 @@ type Result struct {
 	// Dropped are the drop-ins' fields the kubelet drops, structured; each is
 	// also in Warnings.
 	Dropped []warning.Warning
-	// DroppedGates are the gate settings Options.DropGate left out.
+	// ConfigProblems are what decoding the --config file leniently met
+	// (unknown fields, ...); each is also in Warnings.
+	ConfigProblems []config.Problem
+	// DroppedGates are the gate settings left out (Input.ReadAs,
+	// Input.DropGates); LostFlags the flags Input.ReadAs left out.
 	DroppedGates []DroppedGate
+	LostFlags    []flags.Lost
 
-	defaultEviction bool      // the --config file set no evictionHard
-	dropins         []*Dropin // as read, for the origins of map keys
-	merger          merger    // how the version merges drop-ins, when there are
+	defaultEviction bool          // the --config file set no evictionHard
+	dropins         []*Dropin     // as read, for the origins of map keys
+	merger          merger        // how the version merges drop-ins, when there are
+	host            validate.Host // what the verdict knows of the host
 }
 
-// Effective layers a setup as its kubelet version does: defaults (or the
-// flags-only baseline), the --config file, the drop-ins, then the command
-// line again on top. When the kubelet would refuse the setup on the way, the
-// error is a *Refused with its reason; a file kubeletcfg cannot read is an
-// I/O error. Effective does not validate the result: Verdict does.
-func Effective(opts Options) (*Result, error) {
-	res, err := layer(opts)
-	if err != nil {
-		var pathErr *fs.PathError
-		if errors.As(err, &pathErr) {
-			return nil, err
-		}
-		return nil, &Refused{Version: opts.Version.Minor, Reasons: []string{err.Error()}, Err: err}
-	}
-	return res, nil
-}
-
-func layer(opts Options) (*Result, error) {
+func layer(opts stack) (*Result, error) {
 	v := opts.Version
 	cl, err := flags.Parse(opts.Args, v)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Version: v, Flags: cl.Remaining(), Warnings: deprecations(cl)}
+	res := &Result{Version: v, Args: opts.Args, Flags: cl.Remaining(), Warnings: deprecations(cl)}
 	res.ConfigFile, _ = cl.Value("config")
 	res.ConfigDir, _ = cl.Value("config-dir")
+	if res.ConfigFile == "" {
+		res.ConfigFile = opts.configFile
+	}
+	if res.ConfigDir == "" {
+		res.ConfigDir = opts.configDir
+	}
+	if opts.config != nil && res.ConfigFile == "" {
+		return nil, fmt.Errorf("the content of a --config file, but the kubelet runs without one")
+	}
+	if len(opts.dropins) > 0 && res.ConfigDir == "" {
+		return nil, fmt.Errorf("drop-ins to lay over the --config-dir, but the kubelet runs without one")
+	}
 	leaves := leafPaths(v)
 	origins := map[string]Origin{}
 
@@ -166,21 +170,21 @@ func layer(opts Options) (*Result, error) {
 		dropGates(opts, nil, cfg, "")
 		markFlags(origins, set, cl, opts.ArgSources)
 	} else {
-		path, err := onDisk(opts, res.ConfigFile, false)
-		if err != nil {
-			return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", res.ConfigFile, err)
-		}
-		if opts.Base != nil {
-			// The file as it will be (it may not exist yet).
-			cfg = config.ResolvePaths(opts.Base, v, nodeDir(opts, res.ConfigFile))
-		} else {
-			if cfg, doc, err = loadConfigFile(path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
-				return nil, err
+		data, path := opts.config, cmp.Or(opts.configName, res.ConfigFile)
+		if data == nil {
+			if path, err = onDisk(opts, res.ConfigFile, false); err != nil {
+				return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", res.ConfigFile, err)
 			}
-			res.defaultEviction = doc.Config.EvictionHard == nil
+			if data, err = nodefile.ReadFile(path, nodefile.Config); err != nil {
+				return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
+			}
 		}
+		if cfg, doc, err = loadConfigFile(data, path, nodeDir(opts, res.ConfigFile), v, res); err != nil {
+			return nil, err
+		}
+		res.defaultEviction = doc.Config.EvictionHard == nil
 		dropGates(opts, res, cfg, path)
-		if v.DefaultingChecksGates() && opts.Base == nil {
+		if v.DefaultingChecksGates() {
 			// Its defaulting sets the file's gates over a copy of those the
 			// command line set.
 			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to load kubelet config file: the kubelet panics while defaulting"); err != nil {
@@ -208,11 +212,11 @@ func layer(opts Options) (*Result, error) {
 		if res.merger, err = mergerFor(v); err != nil {
 			return nil, err
 		}
-		if cfg, err = applyDropins(cfg, dir, res, origins, leaves); err != nil {
+		if cfg, err = applyDropins(cfg, dir, opts, res, origins, leaves); err != nil {
 			return nil, fmt.Errorf("failed to merge kubelet configs: %w", err)
 		}
 		dropGates(opts, res, cfg, dir)
-		if v.DefaultingChecksGates() && res.merger.defaultsMerged() && opts.Base == nil {
+		if v.DefaultingChecksGates() && res.merger.defaultsMerged() {
 			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to merge kubelet configs: the kubelet panics while defaulting the merged drop-ins"); err != nil {
 				return nil, err
 			}
@@ -232,10 +236,8 @@ func layer(opts Options) (*Result, error) {
 		warnShadowed(res, origins, set, before, cl)
 		warnShadowedGates(res, before, cl, doc)
 		markFlags(origins, set, cl, opts.ArgSources)
-		if opts.Base == nil {
-			if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to set feature gates from initial flags-based config"); err != nil {
-				return nil, err
-			}
+		if err := gateError(v, overlay(flagGates.FeatureGates, cfg.FeatureGates), "failed to set feature gates from initial flags-based config"); err != nil {
+			return nil, err
 		}
 	}
 	res.Config = cfg
@@ -246,7 +248,7 @@ func layer(opts Options) (*Result, error) {
 
 // dropGates leaves out of cfg the gates opts.DropGate names, and records
 // them in res (when not nil: a layer that brings new settings) as set where.
-func dropGates(opts Options, res *Result, cfg *v1beta1.KubeletConfiguration, where string) {
+func dropGates(opts stack, res *Result, cfg *v1beta1.KubeletConfiguration, where string) {
 	if opts.DropGate == nil {
 		return
 	}
@@ -330,7 +332,7 @@ func overlay(base, top map[string]bool) map[string]bool {
 // onDisk is where a path the kubelet names is read: relative to its working
 // directory, under the root of an offline node image (symbolic links
 // resolved inside it, see nodefile.HostPath and HostDir).
-func onDisk(opts Options, p string, isDir bool) (string, error) {
+func onDisk(opts stack, p string, isDir bool) (string, error) {
 	if !filepath.IsAbs(p) && (opts.Dir != "" || opts.Root != "") {
 		dir := opts.Dir
 		if dir == "" {
@@ -352,7 +354,7 @@ func onDisk(opts Options, p string, isDir bool) (string, error) {
 
 // nodeDir is the directory of a file as the kubelet sees it, against which
 // relative paths in the file resolve.
-func nodeDir(opts Options, p string) string {
+func nodeDir(opts stack, p string) string {
 	if !filepath.IsAbs(p) {
 		dir := opts.Dir
 		if dir == "" {
@@ -369,37 +371,35 @@ func nodeDir(opts Options, p string) string {
 
 // loadConfigFile reads the --config file as the kubelet does: decoded
 // leniently (unknown fields dropped: reported as warnings), defaulted, paths
-// resolved against its directory. The document is the file as decoded.
-func loadConfigFile(path, dir string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, *config.Document, error) {
-	data, err := nodefile.ReadFile(path, nodefile.Config)
-	if err != nil {
-		return nil, nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
-	}
+// resolved against its directory dir. path names it. The document is the
+// file as decoded.
+func loadConfigFile(data []byte, path, dir string, v *schema.Version, res *Result) (*v1beta1.KubeletConfiguration, *config.Document, error) {
 	doc, err := config.Decode(data, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
 	}
 	for _, p := range doc.Problems {
 		res.Warnings = append(res.Warnings, p.Error())
+		res.ConfigProblems = append(res.ConfigProblems, p)
 	}
 	return config.ResolvePaths(config.Default(doc.Config, v), v, dir), doc, nil
 }
 
-func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
+func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, opts stack, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
 	files, err := List(dir)
 	if err != nil {
 		return nil, err
 	}
 	res.Warnings = append(res.Warnings, unread(dir)...)
 	var ds []*Dropin
-	for _, f := range files {
-		d, err := read(f, res.Version, res.merger)
+	for _, f := range overlaid(dir, files, opts.dropins, opts.removed) {
+		d, err := read(f.name, dir, f.data, res.Version, res.merger)
 		if err != nil {
 			return nil, err
 		}
 		ds = append(ds, d)
 		res.dropins = append(res.dropins, d)
-		res.Dropins = append(res.Dropins, f)
+		res.Dropins = append(res.Dropins, f.name)
 		warnDropin(res, d)
 	}
 	return res.merger.mergeAttributed(cfg, ds, res, origins, leaves)

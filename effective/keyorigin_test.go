@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -59,7 +60,7 @@ func TestKeyOrigins(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Effective(Options{Version: v, Args: args, LookupEnv: env, ArgSources: []string{"unit", "unit", "env"}})
+			res, err := Compute(Input{Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: args, Sources: []string{"unit", "unit", "env"}}}, LookupEnv: env})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,7 +24,14 @@ import (
 
 // Dropin is one drop-in file as the kubelet reads it.
 type Dropin struct {
+	// Path names the file in messages and origins: its path, or for a
+	// drop-in laid over the directory (Input.Dropins), the file it was
+	// given as.
 	Path string
+	// dir is the directory the kubelet finds it in.
+	dir string
+	// data is the file's content.
+	data []byte
 	// JSON is the file as the kubelet converts it (YAML 1.1, numbers stay numbers).
 	JSON []byte
 	// Doc is kubeletcfg's strict reading of the file, for positions and
@@ -71,11 +78,15 @@ func unread(dir string) []string {
 }
 
 // read loads a drop-in as the kubelet whose merge model is m does before
-// merging it.
-func read(path string, v *schema.Version, m merger) (*Dropin, error) {
-	data, err := nodefile.ReadFile(path, nodefile.Config)
-	if err != nil {
-		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
+// merging it: the file at path, or, when data is not nil, data named path
+// found in dir.
+func read(path, dir string, data []byte, v *schema.Version, m merger) (*Dropin, error) {
+	if data == nil {
+		var err error
+		if data, err = nodefile.ReadFile(path, nodefile.Config); err != nil {
+			return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
+		}
+		dir = filepath.Dir(path)
 	}
 	if len(data) == 0 {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: kubelet config file %q was empty", path, path)
@@ -106,7 +117,7 @@ func read(path string, v *schema.Version, m merger) (*Dropin, error) {
 	if err := m.checkTypeMeta(path, tm.APIVersion, tm.Kind); err != nil {
 		return nil, err
 	}
-	return &Dropin{Path: path, JSON: doc.JSON, Doc: doc}, nil
+	return &Dropin{Path: path, dir: dir, data: data, JSON: doc.JSON, Doc: doc}, nil
 }
 
 func isDuplicate(p config.Problem) bool { return strings.HasPrefix(p.Message, "duplicate key") }

@@ -2,14 +2,12 @@ package effective
 
 import (
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -241,15 +239,11 @@ func (loadAndCopy) merge(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *sch
 		out.EvictionHard = shared
 	}
 	for i, d := range ds {
-		data, err := nodefile.ReadFile(d.Path, nodefile.Config)
-		if err != nil {
-			return nil, err
-		}
-		doc, err := config.Decode(data, config.DecodeOptions{File: d.Path, Version: v, AllowUnknownFields: true})
+		doc, err := config.Decode(d.data, config.DecodeOptions{File: d.Path, Version: v, AllowUnknownFields: true})
 		if err != nil {
 			return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", d.Path, err)
 		}
-		src := config.ResolvePaths(config.Default(doc.Config, v), v, filepath.Dir(d.Path))
+		src := config.ResolvePaths(config.Default(doc.Config, v), v, d.dir)
 		if doc.Config.EvictionHard == nil {
 			src.EvictionHard = shared
 		}

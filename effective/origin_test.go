@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -31,7 +32,7 @@ func TestOriginsInScenarios(t *testing.T) {
 			t.Run(minor+"/"+name, func(t *testing.T) {
 				dir, _ := filepath.Abs(filepath.Join(scenarioDir, name))
 				args := scenarioArgs(t, dir)
-				res, err := Effective(Options{Version: v, Args: args, Dir: dir, LookupEnv: scenarioEnv(dir)})
+				res, err := Compute(Input{Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: args}, Dir: dir}, LookupEnv: scenarioEnv(dir)})
 				if err != nil {
 					t.Fatal(err)
 				}

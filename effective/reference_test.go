@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/validate"
 )
@@ -68,7 +69,7 @@ func TestEffectiveMatchesKubelet(t *testing.T) {
 					t.Fatalf("no reference for kubelet %s (run make schema)", minor)
 				}
 				dir, _ := filepath.Abs(filepath.Join(scenarioDir, name))
-				res, err := Effective(Options{Version: v, Args: scenarioArgs(t, dir), Dir: dir, LookupEnv: scenarioEnv(dir)})
+				res, err := Compute(Input{Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: scenarioArgs(t, dir)}, Dir: dir}, LookupEnv: scenarioEnv(dir), Host: host})
 				if ref.Error != "" {
 					if err == nil {
 						t.Fatalf("the kubelet refuses this setup (%s), kubeletcfg accepts it", ref.Error)
@@ -94,7 +95,7 @@ func TestEffectiveMatchesKubelet(t *testing.T) {
 				if diff := cmp.Diff(sorted(kubelet), verdict); diff != "" {
 					t.Errorf("validation of the effective configuration (-kubelet +kubeletcfg):\n%s", diff)
 				}
-				if len(ref.Validation) > 0 && res.VerdictOnHost(host) == nil {
+				if len(ref.Validation) > 0 && res.Verdict() == nil {
 					t.Errorf("the kubelet refuses the effective configuration (%v), Verdict does not", ref.Validation)
 				}
 			})

@@ -11,24 +11,38 @@ import (
 // it gives (or, for a panic, what makes it panic).
 type Refused struct {
 	Version string
+	// Reasons are in the kubelet's words, each followed, when it is about a
+	// field, by where the field's value came from (file:line, a flag and
+	// where it was written).
 	Reasons []string
-	Err     error // the error the refusal was made of, if one
+	// Problems are the reasons of a verdict (Result.Verdict), structured;
+	// a refusal met while layering has none.
+	Problems []Problem
+	Err      error // the error the refusal was made of, if one
+}
+
+// Problem is what the kubelet says about one field, and where the field's
+// value came from.
+type Problem struct {
+	Field   string
+	Message string
+	// Origin is where the value came from; a default has Kind "default"
+	// (or "flags-default"), an unknown one an empty Kind.
+	Origin Origin
 }
 
 func (r *Refused) Error() string { return strings.Join(r.Reasons, "; ") }
 func (r *Refused) Unwrap() error { return r.Err }
 
 // Verdict is what the kubelet makes of the effective configuration once it
-// has layered it on a cgroup v2 host: nil when it starts, else its refusal.
-func (r *Result) Verdict() *Refused { return r.VerdictOnHost(validate.Host{}) }
-
-// VerdictOnHost is Verdict on a host with the given traits. The kubelet
-// validates the configuration (every error at once), then, when that
-// passes, parses what only its start-up parses and stops at the first
-// error; each reason names the field and where its value came from.
-func (r *Result) VerdictOnHost(host validate.Host) *Refused {
+// has layered it (on the host Input.Host describes; a cgroup v2 host by
+// default): nil when it starts, else its refusal. The kubelet validates the
+// configuration (every error at once), then, when that passes, parses what
+// only its start-up parses and stops at the first error; each reason names
+// the field and where its value came from.
+func (r *Result) Verdict() *Refused {
 	what := "failed to validate kubelet configuration"
-	errs := validate.ConfigOnHost(r.Config, r.Version, host)
+	errs := validate.ConfigOnHost(r.Config, r.Version, r.host)
 	if len(errs) == 0 {
 		what = "failed to run Kubelet"
 		errs = validate.Startup(r.Config, r.Version)
@@ -38,11 +52,16 @@ func (r *Result) VerdictOnHost(host validate.Host) *Refused {
 	}
 	out := &Refused{Version: r.Version.Minor}
 	for _, e := range errs {
+		p := Problem{Field: e.Field, Message: e.Message}
 		reason := what + ": " + e.Message
-		if o, ok := r.originOf(e.Field); ok && o.Kind != "default" {
-			reason += fmt.Sprintf(" (%s from %s)", e.Field, o)
+		if o, ok := r.originOf(e.Field); ok {
+			p.Origin = o
+			if o.Kind != "default" {
+				reason += fmt.Sprintf(" (%s from %s)", e.Field, o)
+			}
 		}
 		out.Reasons = append(out.Reasons, reason)
+		out.Problems = append(out.Problems, p)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -18,7 +19,7 @@ func TestChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	legacy := []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--max-pods=150"}
-	opts := func(args ...string) Options { return Options{Options: effective.Options{Version: v, Args: args}} }
+	opts := func(args ...string) Options { return Options{Setup: node.Given(v, args...)} }
 	listDir := func(dir string) []string {
 		entries, _ := os.ReadDir(dir)
 		var names []string

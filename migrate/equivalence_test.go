@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/validate"
 )
@@ -90,7 +90,7 @@ func checkCurrentOutput(t *testing.T, v *schema.Version, name string) *Result {
 			args = append(args, l)
 		}
 	}
-	res, err := Run(Options{ConfigPath: "new-config.yaml", Options: effective.Options{Version: v, Args: args, Dir: src, LookupEnv: func(string) (string, bool) { return "", true }}})
+	res, err := Run(Options{ConfigPath: "new-config.yaml", Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: args, Env: dropinEnv(v)}, Dir: src}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,4 +175,13 @@ func TestEveryConfigFlagIsInTheCorpus(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("config-backed flags not in the corpus: %v", missing)
 	}
+}
+
+// dropinEnv is an environment with what a --config-dir of kubelet v needs.
+func dropinEnv(v *schema.Version) map[string]string {
+	env := map[string]string{}
+	if name := v.DropinEnv(); name != "" {
+		env[name] = ""
+	}
+	return env
 }

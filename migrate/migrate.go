@@ -15,14 +15,16 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
 // Options describe the old setup and where the new config file will live.
 type Options struct {
-	// Options is the old setup: its command line, the kubelet's working
-	// directory and environment, the root of an offline node image.
-	effective.Options
+	// Setup is the old setup: its command line, the kubelet's working
+	// directory and environment, the root of an offline node image. Its
+	// version is the kubelet migrated to.
+	Setup *node.Setup
 	// ConfigPath is where the new config file will live; it replaces the old
 	// --config on the remaining command line.
 	ConfigPath string
@@ -58,29 +60,31 @@ func (r *Result) Verdict() *effective.Refused { return r.old.Verdict() }
 // Run migrates the old setup. The effective configuration of the new config
 // file plus the remaining flags equals that of the old setup (Verify checks).
 func Run(opts Options) (*Result, error) {
-	v := opts.Version
+	if opts.Setup == nil || opts.Setup.Version == nil {
+		return nil, fmt.Errorf("migrate: no kubelet setup")
+	}
+	v := opts.Setup.Version
 	if opts.ConfigPath == "" {
 		opts.ConfigPath = "/var/lib/kubelet/config.yaml"
 	}
-	args, removed, err := dropRemoved(opts.Args, v)
-	if err != nil {
+	// A flag no kubelet ever had is a mistake in the setup, not a removal.
+	if _, _, err := flags.ReadAs(opts.Setup.Args, v); err != nil {
 		return nil, err
 	}
-	layer := opts.Options
-	layer.Args = args
-	layer.DropGate = func(name string) bool { _, gone := v.RemovedGate(name); return gone }
-	old, err := effective.Effective(layer)
+	old, err := effective.Compute(effective.Input{Setup: opts.Setup, ReadAs: v})
 	if err != nil {
 		return nil, fmt.Errorf("the old setup does not start kubelet %s: %w", v.Minor, err)
+	}
+	removed := []Removed{}
+	for _, l := range old.LostFlags {
+		removed = append(removed, Removed{Flag: l.Word, Reason: removedReason(l.Name, v)})
 	}
 	for _, g := range old.DroppedGates {
 		removed = append(removed, removedGate(g, v))
 	}
+	args := old.Args
 	res := &Result{KubeletVersion: v.Minor, Removed: removed, Warnings: notMigrated(old.Warnings),
 		Effective: old.Config, Origins: old.Origins, DroppedGates: old.DroppedGates, version: v, old: old}
-	if res.Removed == nil {
-		res.Removed = []Removed{}
-	}
 	var flagOnly []string
 	res.Config, flagOnly, err = minimal(old.Config, v)
 	if err != nil {
@@ -109,59 +113,6 @@ func notMigrated(warnings []string) []string {
 		}
 	}
 	return out
-}
-
-// dropRemoved takes out the flags the version does not have, with the reason.
-// A flag no kubelet ever had is a mistake, not a removal: it is an error.
-func dropRemoved(args []string, v *schema.Version) ([]string, []Removed, error) {
-	var keep []string
-	var removed []Removed
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "--") {
-			keep = append(keep, a)
-			continue
-		}
-		name, _, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		name = strings.ReplaceAll(name, "_", "-")
-		if _, ok := v.Flag(name); ok {
-			keep = append(keep, a)
-			continue
-		}
-		if !knownSomewhere(name) {
-			_, err := flags.Parse([]string{a}, v)
-			return nil, nil, fmt.Errorf("no kubelet has the flag in %q: %v", a, err)
-		}
-		word := a
-		// "--flag value": the value goes with it unless the flag was boolean.
-		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !boolFlagSomewhere(name) {
-			word += " " + args[i+1]
-			i++
-		}
-		removed = append(removed, Removed{Flag: word, Reason: removedReason(name, v)})
-	}
-	return keep, removed, nil
-}
-
-// knownSomewhere reports whether a supported or an older kubelet had the flag.
-func knownSomewhere(name string) bool {
-	for _, v := range schema.Versions() {
-		if _, ok := v.Flag(name); ok {
-			return true
-		}
-	}
-	_, ok := schema.Legacy(name)
-	return ok
-}
-
-func boolFlagSomewhere(name string) bool {
-	for _, v := range schema.Versions() {
-		if f, ok := v.Flag(name); ok {
-			return f.Type == "bool"
-		}
-	}
-	old, ok := schema.Legacy(name)
-	return ok && old.Type == "bool"
 }
 
 func removedReason(name string, v *schema.Version) string {
@@ -438,7 +389,7 @@ func (r *Result) Verify(writeConfig func(doc []byte) (path string, err error)) e
 	}
 	args := []string{"--config=" + path}
 	args = append(args, r.Flags[1:]...)
-	got, err := effective.Effective(effective.Options{Version: r.version, Args: args})
+	got, err := effective.Compute(effective.Input{Setup: node.Given(r.version, args...)})
 	if err != nil {
 		return fmt.Errorf("the migrated setup does not start kubelet %s: %w", r.version.Minor, err)
 	}

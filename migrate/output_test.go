@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/units"
 )
@@ -16,7 +16,7 @@ func TestWriteDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(Options{Options: effective.Options{Version: v, Args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--max-pods=150", "--network-plugin=cni"}}})
+	res, err := Run(Options{Setup: node.Given(v, "--kubeconfig=/etc/kubernetes/kubelet.conf", "--max-pods=150", "--network-plugin=cni")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestWriteDir(t *testing.T) {
 
 func TestKlogFlagsAreKnownRemovals(t *testing.T) {
 	v, _ := schema.Resolve("1.31")
-	res, err := Run(Options{Options: effective.Options{Version: v, Args: []string{"--logtostderr", "--log-dir", "/var/log/kubelet", "--v=2"}}})
+	res, err := Run(Options{Setup: node.Given(v, "--logtostderr", "--log-dir", "/var/log/kubelet", "--v=2")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -22,7 +22,7 @@ func TestRemovedGatesAreLeftOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"--config=config.yaml", "--feature-gates=CSIMigrationAWS=true,CloudDualStackNodeIPs=true"}
-	res, err := Run(Options{Options: effective.Options{Version: v, Args: args, Dir: dir}, ConfigPath: "/var/lib/kubelet/config.yaml"})
+	res, err := Run(Options{Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: args}, Dir: dir}, ConfigPath: "/var/lib/kubelet/config.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestRemovedGatesAreLeftOut(t *testing.T) {
 	}
 
 	old, _ := schema.Resolve("1.31")
-	if _, err := Run(Options{Options: effective.Options{Version: old, Args: []string{"--feature-gates=KubeletCrashLoopBackOffMax=true"}}}); err == nil || !strings.Contains(err.Error(), "unrecognized feature gate: KubeletCrashLoopBackOffMax") {
+	if _, err := Run(Options{Setup: node.Given(old, "--feature-gates=KubeletCrashLoopBackOffMax=true")}); err == nil || !strings.Contains(err.Error(), "unrecognized feature gate: KubeletCrashLoopBackOffMax") {
 		t.Errorf("a gate only newer kubelets have: %v, want the kubelet's refusal", err)
 	}
 }
@@ -63,7 +63,7 @@ func TestRemovedGatesAreLeftOut(t *testing.T) {
 // file (defaulting fills it in); the flag stays, with a warning saying why.
 func TestFlagOnlyValueStaysAFlag(t *testing.T) {
 	v, _ := schema.Resolve("1.34")
-	res, err := Run(Options{Options: effective.Options{Version: v, Args: []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--cgroup-driver="}}})
+	res, err := Run(Options{Setup: node.Given(v, "--kubeconfig=/etc/kubernetes/kubelet.conf", "--cgroup-driver=")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/units"
 )
@@ -110,7 +111,7 @@ func (r *Result) kept(args []string) (map[int]bool, bool) {
 		if ok {
 			takesNext = takesNext && f.Type != "bool" && f.NoOptDefVal == ""
 		} else {
-			takesNext = takesNext && !boolFlagSomewhere(name)
+			takesNext = takesNext && !flags.BoolSomewhere(name)
 		}
 		_, reset := resets[f.Field]
 		stays := ok && (f.Field == "" || reset)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/units"
 )
@@ -22,7 +22,7 @@ func TestRewrite(t *testing.T) {
 	args := []string{"--kubeconfig=/etc/k.conf", "--max-pods", "150", "--v=2", "--node-ip=10.0.0.1"}
 	origins := []units.Source{{File: env, Line: 2, Var: "KUBELET_KUBEADM_ARGS"}, {File: env, Line: 2, Var: "KUBELET_KUBEADM_ARGS"},
 		{File: env, Line: 2, Var: "KUBELET_KUBEADM_ARGS"}, {File: env, Line: 4, Var: "KUBELET_EXTRA_ARGS"}, {File: env, Line: 4, Var: "KUBELET_EXTRA_ARGS"}}
-	res, err := Run(Options{Options: effective.Options{Version: v, Args: args}, ConfigPath: "/etc/kubernetes/kubelet-config.yaml"})
+	res, err := Run(Options{Setup: node.Given(v, args...), ConfigPath: "/etc/kubernetes/kubelet-config.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
-	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
@@ -28,6 +26,26 @@ type Setup struct {
 	// FromNode says the command line was read from the node's files (its
 	// unit, or the files of Source.From), not given directly.
 	FromNode bool
+	// Dir is the kubelet's working directory, against which relative
+	// --config and --config-dir paths resolve: "" is kubeletcfg's own on
+	// the live node, / under Root (a systemd service runs in /).
+	Dir string
+}
+
+// Given is a setup given directly: kubelet version v started with args,
+// in kubeletcfg's own environment.
+func Given(v *schema.Version, args ...string) *Setup {
+	return &Setup{Version: v, Kubelet: Kubelet{Args: args}}
+}
+
+// Environ is how the kubelet's environment is read: the one its unit
+// gives it when the command line was read from the node (or Env when
+// given), else kubeletcfg's own.
+func (s *Setup) Environ() func(string) (string, bool) {
+	if s.FromNode || s.Env != nil {
+		return s.Kubelet.LookupEnv
+	}
+	return os.LookupEnv
 }
 
 // Source says where a setup is read from.
@@ -129,29 +147,4 @@ func ResolveVersion(src Source) (*schema.Version, error) {
 		fmt.Fprintf(src.Notes, "note: %v; using kubelet %s (set --kubelet-version)\n", err, v.Minor)
 	}
 	return v, nil
-}
-
-// Layer is the setup as the effective configuration layers it.
-func (s *Setup) Layer() effective.Options {
-	o := effective.Options{Version: s.Version, Args: s.Args, Root: s.Root}
-	if s.FromNode {
-		o.ArgSources, o.LookupEnv = s.Sources, s.LookupEnv
-	}
-	return o
-}
-
-// Place says where on the node the word an error is about was written: the
-// unit or environment file and line, and the variable.
-func (s *Setup) Place(err error) error {
-	var fe *flags.Error
-	if err == nil || s == nil || !errors.As(err, &fe) || fe.Index < 0 || fe.Index >= len(s.Sources) || s.Sources[fe.Index] == "" {
-		return err
-	}
-	src := s.Sources[fe.Index]
-	var r *effective.Refused
-	if errors.As(err, &r) && len(r.Reasons) == 1 {
-		r.Reasons[0] = src + ": " + r.Reasons[0]
-		return err
-	}
-	return fmt.Errorf("%s: %w", src, err)
 }

@@ -2,7 +2,6 @@ package node
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
-	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -98,29 +95,26 @@ func TestReadSetupCommandLine(t *testing.T) {
 			if !strings.HasPrefix(notes.String(), tc.note) || (tc.note == "") != (notes.Len() == 0) {
 				t.Errorf("notes = %q, want them to start with %q", notes.String(), tc.note)
 			}
-			layer := s.Layer()
-			if layer.Version != s.Version || layer.Root != s.Root || len(layer.Args) != len(s.Args) {
-				t.Errorf("layer %+v does not carry the setup's version, root and args", layer)
-			}
+			env := s.Environ()
 			if !tc.fromNode {
 				// Given directly, the command line runs in kubeletcfg's own
 				// environment, and no argument has a file to point at.
-				if layer.LookupEnv != nil || layer.ArgSources != nil || s.Sources != nil {
+				if _, ok := env("PATH"); !ok || s.Sources != nil {
 					t.Errorf("a command line given directly has sources %q and an environment of its own", s.Sources)
 				}
 				return
 			}
 			i := slices.Index(s.Args, "--max-pods=150")
-			if i < 0 || s.Sources[i] != tc.source || layer.ArgSources[i] != tc.source {
+			if i < 0 || s.Sources[i] != tc.source {
 				t.Errorf("--max-pods=150 at %d: sources %q, want %q", i, s.Sources, tc.source)
 			}
 			if len(s.Origins) != len(s.Args) {
 				t.Errorf("%d origins for %d args", len(s.Origins), len(s.Args))
 			}
-			if v, ok := layer.LookupEnv("KUBELET_EXTRA_ARGS"); !ok || !strings.Contains(v, "--max-pods=150") {
+			if v, ok := env("KUBELET_EXTRA_ARGS"); !ok || !strings.Contains(v, "--max-pods=150") {
 				t.Errorf("the kubelet's environment: KUBELET_EXTRA_ARGS = %q, %v", v, ok)
 			}
-			if _, ok := layer.LookupEnv("PATH"); ok {
+			if _, ok := env("PATH"); ok {
 				t.Error("the kubelet's environment read from the node has kubeletcfg's own PATH")
 			}
 		})
@@ -236,32 +230,5 @@ func TestResolveVersion(t *testing.T) {
 				t.Errorf("ReadSetup: %v, %v; want version %s", s, err, v.Minor)
 			}
 		})
-	}
-}
-
-func TestSetupPlace(t *testing.T) {
-	s, err := ReadSetup(Source{Root: sample, KubeletVersion: "1.31"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.Index(s.Args, "--max-pods=150")
-	err = s.Place(&flags.Error{Arg: "--max-pods=150", Index: i, Reason: "bad"})
-	if err == nil || !strings.HasPrefix(err.Error(), "/etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS): ") {
-		t.Errorf("placed error %v does not name the env file, line and variable", err)
-	}
-	var fe *flags.Error
-	if !errors.As(err, &fe) {
-		t.Error("the placed error lost its flags.Error")
-	}
-	// A refusal keeps its shape: the place goes into its one reason.
-	r := &effective.Refused{Version: "1.31", Reasons: []string{"maxPods must not be negative"}}
-	err = s.Place(errors.Join(r, &flags.Error{Index: i}))
-	if err == nil || r.Reasons[0] != "/etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS): maxPods must not be negative" {
-		t.Errorf("refusal placed as %q", r.Reasons)
-	}
-	given := &Setup{Kubelet: Kubelet{Args: []string{"--max-pods=x"}}}
-	plain := &flags.Error{Arg: "--max-pods=x", Index: 0, Reason: "bad"}
-	if got := given.Place(plain); got != plain {
-		t.Errorf("a command line given directly has nowhere to point at, got %v", got)
 	}
 }

@@ -4,14 +4,13 @@
 package verdict
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"sort"
 
-	"k8s.io/kubelet/config/v1beta1"
-
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/validate"
@@ -91,8 +90,8 @@ func Bytes(data []byte, opts Options) *Result {
 		}
 	}
 	// The kubelet stops at a bad gate; the rest is still worth knowing, so
-	// the configuration is validated without the gates it refuses.
-	cfg := doc.Config.DeepCopy()
+	// the configuration is judged without the gates it refuses.
+	refused := map[string]bool{}
 	for _, name := range sortedKeys(doc.Config.FeatureGates) {
 		for _, e := range v.CheckGates(map[string]bool{name: doc.Config.FeatureGates[name]}) {
 			if v.DefaultingChecksGates() {
@@ -100,28 +99,46 @@ func Bytes(data []byte, opts Options) *Result {
 			} else {
 				e += " (the kubelet refuses to start)"
 			}
-			delete(cfg.FeatureGates, name)
+			refused[name] = true
 			res.Errors = append(res.Errors, place(doc, validate.Error{Field: "featureGates." + name, Message: e}))
 		}
 	}
-	{
-		eff, placeFn := config.Default(cfg, v), func(e validate.Error) Finding { return place(doc, e) }
-		if opts.ConfigDir != "" {
-			merged, err := withDropins(opts, eff, res)
-			if err != nil {
-				if !errors.Is(err, errReported) {
-					res.Errors = append(res.Errors, Finding{Message: err.Error(), File: opts.ConfigDir})
-				}
-				res.Valid = false
-				return res
-			}
-			eff, placeFn = merged.Config, func(e validate.Error) Finding { return placeOrigin(doc, merged, e) }
+	reported := false
+	if opts.ConfigDir != "" {
+		var err error
+		if reported, err = checkDropins(opts, res); err != nil {
+			res.Errors = append(res.Errors, Finding{Message: err.Error(), File: opts.ConfigDir})
+			res.Valid = false
+			return res
 		}
-		for _, e := range validate.Config(eff, v) {
-			res.Errors = append(res.Errors, placeFn(e))
+	}
+	// The file, and its drop-ins merged over it, as the kubelet version
+	// layers them: kubeletcfg's caller stands for the kubelet's environment.
+	always := func(string) (string, bool) { return "", true }
+	merged, err := effective.Compute(effective.Input{Setup: node.Given(v), ConfigFile: opts.File, ConfigDir: opts.ConfigDir,
+		Config: data, ConfigName: opts.File, LookupEnv: always, DropGates: func(name string) bool { return refused[name] }})
+	if err != nil {
+		if !reported { // else the per-file errors say it
+			res.Errors = append(res.Errors, Finding{Message: err.Error(), File: cmp.Or(opts.ConfigDir, opts.File)})
 		}
-		for _, e := range validate.Startup(eff, v) {
-			res.Errors = append(res.Errors, placeFn(e))
+		res.Valid = false
+		return res
+	}
+	perFile := map[string]bool{} // reported per file
+	for _, w := range merged.Dropped {
+		perFile[w.String()] = true
+	}
+	for _, p := range merged.ConfigProblems {
+		perFile[p.Error()] = true
+	}
+	for _, w := range merged.Warnings {
+		if !perFile[w] {
+			res.Warnings = append(res.Warnings, Finding{Message: w})
+		}
+	}
+	if r := merged.Verdict(); r != nil {
+		for _, p := range r.Problems {
+			res.Errors = append(res.Errors, placeOrigin(doc, p))
 		}
 	}
 	sort.SliceStable(res.Errors, func(i, j int) bool { return lineOf(res.Errors[i]) < lineOf(res.Errors[j]) })
@@ -129,18 +146,18 @@ func Bytes(data []byte, opts Options) *Result {
 	return res
 }
 
-// withDropins checks every drop-in strictly and merges them over the file as
-// the kubelet version does.
-func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (*effective.Result, error) {
+// checkDropins checks every drop-in strictly, each problem placed in its
+// file; reported says a drop-in did not decode (the layering then fails on
+// it, and the finding says why).
+func checkDropins(opts Options, res *Result) (reported bool, err error) {
 	files, err := effective.List(opts.ConfigDir)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	reported := false
 	for _, f := range files {
 		data, err := nodefile.ReadFile(f, nodefile.Config)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		doc, err := config.Decode(data, config.DecodeOptions{File: f, Version: opts.Version, AllowUnknownFields: opts.AllowUnknownFields})
 		if err != nil {
@@ -150,7 +167,7 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 		}
 		for _, p := range doc.Problems {
 			if _, lenient := effective.LenientDuplicate(p, opts.Version); lenient {
-				continue // a warning of the merge below
+				continue // a warning of the merge
 			}
 			fd := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
 			if p.Warning {
@@ -160,36 +177,16 @@ func withDropins(opts Options, cfg *v1beta1.KubeletConfiguration, res *Result) (
 			}
 		}
 	}
-	always := func(string) (string, bool) { return "", true } // kubeletcfg's caller stands for the kubelet's environment
-	merged, err := effective.Effective(effective.Options{Version: opts.Version, Args: []string{"--config=" + opts.File, "--config-dir=" + opts.ConfigDir},
-		LookupEnv: always, Base: cfg})
-	if err != nil {
-		if reported {
-			return nil, errReported // the per-file errors say it
-		}
-		return nil, err
-	}
-	perFile := map[string]bool{} // reported per file above
-	for _, w := range merged.Dropped {
-		perFile[w.String()] = true
-	}
-	for _, w := range merged.Warnings {
-		if !perFile[w] {
-			res.Warnings = append(res.Warnings, Finding{Message: w})
-		}
-	}
-	return merged, nil
+	return reported, nil
 }
 
-// errReported stands for a failure whose cause is already in the findings.
-var errReported = errors.New("reported")
-
-// placeOrigin puts an error on the file and line that set the field.
-func placeOrigin(doc *config.Document, merged *effective.Result, e validate.Error) Finding {
-	if o, ok := merged.Origins[e.Field]; ok && (o.Kind == "dropin" || o.Kind == "file") {
-		return Finding{Field: e.Field, Message: e.Message, File: o.File, Line: o.Line}
+// placeOrigin puts a problem on the drop-in that set the field, else on
+// the file's line (and column) of the field.
+func placeOrigin(doc *config.Document, p effective.Problem) Finding {
+	if p.Origin.Kind == "dropin" {
+		return Finding{Field: p.Field, Message: p.Message, File: p.Origin.File, Line: p.Origin.Line}
 	}
-	return place(doc, e)
+	return place(doc, validate.Error{Field: p.Field, Message: p.Message})
 }
 
 func lineOf(f Finding) int {

@@ -211,7 +211,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 			return err
 		}
 	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup.Layer(), NewFile: content, NewFileName: f.file,
+	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, NewFileName: f.file,
 		Dropin: dropinName, MoreDropins: more, RemoveDropins: f.removeDropins}, apply.Run)
 }
 

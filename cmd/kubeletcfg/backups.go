@@ -19,7 +19,7 @@ func configFileOf(s streams, f *setupFlags, args []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	res, err := effective.Effective(setup.Layer())
+	res, err := effective.Compute(effective.Input{Setup: setup})
 	if err != nil {
 		return "", err
 	}

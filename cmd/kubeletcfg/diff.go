@@ -301,7 +301,7 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 	}
 	findings, err := diff.Preflight(diff.PreflightOptions{Setup: setup, To: to})
 	if err != nil {
-		return setup.Place(err)
+		return err
 	}
 	if f.output == "json" {
 		if findings == nil {

@@ -60,9 +60,9 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 			if err != nil {
 				return err
 			}
-			res, err := effective.Effective(setup.Layer())
+			res, err := effective.Compute(effective.Input{Setup: setup})
 			if err != nil {
-				return refusal(s, setup.Place(err))
+				return refusal(s, err)
 			}
 			warning.Print(s.ErrOut, allWarnings(nil, res.Warnings))
 			if err := printEffective(s, res, f.showOrigin, f.output, allWarnings(setup, res.Warnings)); err != nil {

@@ -52,10 +52,10 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 			if err != nil {
 				return err
 			}
-			res, err := migrate.Checked(migrate.Options{ConfigPath: f.configPath, Options: setup.Layer()},
+			res, err := migrate.Checked(migrate.Options{ConfigPath: f.configPath, Setup: setup},
 				migrate.Checks{NoVerify: f.noVerify, Secure: f.secure, Dir: f.outputDir})
 			if err != nil && res == nil {
-				return refusal(s, setup.Place(err)) // the old setup's error: where on the node
+				return refusal(s, err) // the old setup's error, placed on the node
 			}
 			if r, ok := err.(*effective.Refused); ok {
 				return refusal(s, r)

@@ -20,8 +20,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
+	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -80,8 +80,12 @@ func migrateOne(v *schema.Version, name string) error {
 	if err != nil {
 		return err
 	}
-	res, err := migrate.Run(migrate.Options{ConfigPath: "new-config.yaml", Options: effective.Options{Version: v, Args: args, Dir: src,
-		LookupEnv: func(string) (string, bool) { return "", true }}})
+	// The kubelet's environment has what a --config-dir needs.
+	env := map[string]string{}
+	if name := v.DropinEnv(); name != "" {
+		env[name] = ""
+	}
+	res, err := migrate.Run(migrate.Options{ConfigPath: "new-config.yaml", Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: args, Env: env}, Dir: src}})
 	if err != nil {
 		return err
 	}
