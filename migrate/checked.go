@@ -35,7 +35,7 @@ func Checked(opts Options, c Checks) (*Result, error) {
 	}
 	// The kubelet would refuse the old setup and its migration alike:
 	// nothing to write.
-	if r := res.Verdict(); r != nil && c.Dir != "" {
+	if r := res.Refused; r != nil && c.Dir != "" {
 		return res, r
 	}
 	if !c.NoVerify {

@@ -72,7 +72,7 @@ func TestChecked(t *testing.T) {
 			t.Errorf("a refused migration wrote %q", got)
 		}
 		// Shown, not written: the result comes without an error.
-		if res, err := Checked(opts("--max-pods=-5"), Checks{}); err != nil || res.Verdict() == nil {
+		if res, err := Checked(opts("--max-pods=-5"), Checks{}); err != nil || res.Refused == nil {
 			t.Errorf("shown: %v, %v; want the result and its verdict", res, err)
 		}
 	})

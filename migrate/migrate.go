@@ -49,13 +49,11 @@ type Result struct {
 	Origins        map[string]effective.Origin   `json:"-"`
 	// DroppedGates are the gate settings left out, where the setup had them.
 	DroppedGates []effective.DroppedGate `json:"-"`
-	version      *schema.Version
-	old          *effective.Result
+	// Refused is the kubelet's verdict on the migrated configuration (the
+	// old setup's, which it equals): nil when the version starts with it.
+	Refused *effective.Refused `json:"-"`
+	version *schema.Version
 }
-
-// Verdict is the kubelet's verdict on the migrated configuration (the old
-// setup's, which it equals): nil when the version starts with it.
-func (r *Result) Verdict() *effective.Refused { return r.old.Verdict() }
 
 // Run migrates the old setup. The effective configuration of the new config
 // file plus the remaining flags equals that of the old setup (Verify checks).
@@ -84,7 +82,7 @@ func Run(opts Options) (*Result, error) {
 	}
 	args := old.Args
 	res := &Result{KubeletVersion: v.Minor, Removed: removed, Warnings: notMigrated(old.Warnings),
-		Effective: old.Config, Origins: old.Origins, DroppedGates: old.DroppedGates, version: v, old: old}
+		Effective: old.Config, Origins: old.Origins, DroppedGates: old.DroppedGates, Refused: old.Verdict(), version: v}
 	var flagOnly []string
 	res.Config, flagOnly, err = minimal(old.Config, v)
 	if err != nil {

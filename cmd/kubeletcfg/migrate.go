@@ -74,7 +74,7 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 			if err != nil {
 				return err
 			}
-			if r := res.Verdict(); r != nil {
+			if r := res.Refused; r != nil {
 				return refusal(s, r)
 			}
 			return nil
