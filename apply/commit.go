@@ -1,21 +1,25 @@
 package apply
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 )
 
-// commit writes the plan as one transaction: every old file backed up and
-// staged for undo, the journal, the guard, the writes, the state files
-// removed. On error nothing of it stays (or the journal says what to undo).
-// Every file is reached through its directory opened inside the node's
-// tree (openDir). The caller holds the lock of dir.
-func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
+// backupPhase backs every file the plan touches up and stages it for
+// undo: the journal of the transaction (not yet on disk) and a numbered
+// record in the state directory. Every file is reached through its
+// directory opened inside the node's tree (openDir).
+type backupPhase struct{}
+
+func (backupPhase) Name() string { return "backup" }
+
+func (backupPhase) Run(_ context.Context, t *Tx) error {
+	o, p, out := t.o, t.plan, t.out
 	now := o.Clock.Now()
 	root := o.Setup.Root
 	jr := &Journal{ID: newID(), Root: root, ConfigFile: p.ConfigFile, BootID: bootID(), Started: now,
@@ -23,25 +27,11 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 		// Two full watches (the change and a rollback) and a margin: an
 		// apply still holding the node then is stuck.
 		Deadline: now.Add(2*(o.Timeout+o.StableFor) + 10*time.Second)}
-	out.ID = jr.ID
-	var rec *Record
-	abort := func(err error) (*Journal, error) {
-		if rec != nil {
-			os.RemoveAll(filepath.Join(dir, recordsDir, strconv.Itoa(rec.N)))
-		}
-		if uerr := jr.undo(); uerr != nil {
-			return jr, fmt.Errorf("%w; undoing: %v (the journal in %s says what is left)", err, uerr, dir)
-		}
-		jr.settle()
-		if rerr := removeJournal(dir); rerr != nil {
-			return nil, errors.Join(err, rerr)
-		}
-		return nil, err
-	}
+	t.journal, out.ID = jr, jr.ID
 	for _, w := range p.Writes {
 		fc, err := prepare(root, w.Path, jr.ID, now)
 		if err != nil {
-			return abort(err)
+			return err
 		}
 		fc.NewHash, fc.Created = hashBytes(w.Content), fc.OldHash == ""
 		if fc.Backup != "" {
@@ -58,7 +48,7 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 			continue // not even its directory
 		}
 		if err != nil {
-			return abort(err)
+			return err
 		}
 		if fc.OldHash != "" {
 			fc.Removed = true
@@ -68,7 +58,7 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 	for _, rm := range p.Removes {
 		fc, err := prepare(root, rm, jr.ID, now)
 		if err != nil {
-			return abort(err)
+			return err
 		}
 		fc.Removed = true
 		if rm == p.ConfigFile {
@@ -76,28 +66,55 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 		}
 		jr.Files = append(jr.Files, fc)
 	}
-	var err error
-	if rec, err = record(dir, jr, p.Changes); err != nil {
-		return abort(err)
+	rec, err := record(t.dir, jr, p.Changes)
+	if err != nil {
+		return err
 	}
-	out.BackupN = rec.N
+	t.record, out.BackupN = rec, rec.N
 	failpoint("after-backup")
-	// From here the journal says what to undo, and a guard outside this
-	// process undoes it if this process dies before it confirms.
-	if err := writeJournal(dir, jr); err != nil {
-		return abort(err)
+	return nil
+}
+
+// journalPhase writes the journal: from here it says what to undo to
+// whoever comes next (the guard, kubeletcfg recover, the boot-time
+// recovery).
+type journalPhase struct{}
+
+func (journalPhase) Name() string { return "journal" }
+
+func (journalPhase) Run(_ context.Context, t *Tx) error { return writeJournal(t.dir, t.journal) }
+
+// guardPhase starts a guard outside this process that undoes the change if
+// this process dies before it confirms.
+type guardPhase struct{}
+
+func (guardPhase) Name() string { return "guard" }
+
+func (guardPhase) Run(_ context.Context, t *Tx) error {
+	if t.o.StartGuard == nil {
+		return nil
 	}
-	if o.StartGuard != nil {
-		if err := o.StartGuard(dir, jr.ID); err != nil {
-			return abort(fmt.Errorf("starting the guard: %w", err))
-		}
+	if err := t.o.StartGuard(t.dir, t.journal.ID); err != nil {
+		return fmt.Errorf("starting the guard: %w", err)
 	}
+	return nil
+}
+
+// writePhase writes the new files and removes the state files and drop-ins
+// the change needs gone, then marks the journal written.
+type writePhase struct{}
+
+func (writePhase) Name() string { return "write" }
+
+func (writePhase) Run(_ context.Context, t *Tx) error {
+	o, p, jr := t.o, t.plan, t.journal
+	root := o.Setup.Root
 	for _, w := range p.Writes {
 		if err := inDir(root, w.Path, func(d *os.Root, name string) error {
 			_, err := writeIn(d, name, w.Content)
 			return err
 		}); err != nil {
-			return abort(err)
+			return err
 		}
 		o.progress("wrote %s", w.Path)
 	}
@@ -113,18 +130,18 @@ func commit(o Options, dir string, p *Plan, out *Outcome) (*Journal, error) {
 			}
 			return syncRoot(d)
 		}); err != nil {
-			return abort(err)
+			return err
 		}
 		o.progress("removed %s (backup %s)", f.Path, f.Backup)
 	}
 	jr.Written = true
-	if err := writeJournal(dir, jr); err != nil {
-		return abort(err)
+	if err := writeJournal(t.dir, jr); err != nil {
+		return err
 	}
-	out.Applied = true
+	t.out.Applied = true
 	failpoint("after-write")
 	hangpoint("after-write")
-	return jr, nil
+	return nil
 }
 
 // inDir runs fn on the file at disk path p, in its directory opened inside

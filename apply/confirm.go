@@ -17,54 +17,88 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/effective"
 )
 
-// confirm restarts the kubelet on the written change and watches it; a
-// healthy kubelet confirms the change (journal gone, backups pruned), any
-// other ends in the rollback: the old files back, a restart and a second
-// watch.
-func confirm(ctx context.Context, o Options, dir string, p *Plan, jr *Journal, r Restarter, out *Outcome) error {
-	w := watch{Options: o, r: r}
-	healthy, cause := w.restartAndWatch(ctx, p.next.Config, out)
-	if healthy && o.Configz != nil {
-		if cause = o.verifyConfigz(ctx, p.next); cause != "" {
-			healthy = false
+// restartPhase restarts the kubelet on the new files. A restart command's
+// process group is recorded in the journal, which exists by now, while it
+// runs (no later restart starts while it still does).
+type restartPhase struct{}
+
+func (restartPhase) Name() string { return "restart" }
+
+func (restartPhase) Run(ctx context.Context, t *Tx) error {
+	if t.restarter == nil {
+		t.restarter = t.o.Restarter
+		if t.restarter == nil {
+			t.restarter = newRestarter(t.o.Restart, t.o.PIDFile, t.o.KubeletLog, t.o.Unit, t.o.Timeout)
 		}
 	}
-	if healthy {
-		jr.settle()
-		if err := removeJournal(dir); err != nil {
-			return err
-		}
-		setOutcome(dir, out.BackupN, "applied")
-		if o.KeepBackups > 0 {
-			if pruned, err := pruneRecords(dir, o.Setup.Root, o.KeepBackups); err != nil {
-				return err
-			} else if pruned > 0 {
-				o.progress("removed %d old backups, keeping %d", pruned, o.KeepBackups)
-			}
-		}
+	if c, ok := t.restarter.(*commandRestarter); ok && c.started == nil {
+		c.started = t.recordRestart
+	}
+	t.restarted = true
+	rs, err := t.watcher().restart(ctx)
+	if err != nil {
+		return &unhealthy{cause: err.Error()}
+	}
+	t.restart = rs
+	return nil
+}
+
+// recordRestart writes the restart command's process group in the journal.
+func (t *Tx) recordRestart(pgid int) error {
+	t.journal.Restart = &procRef{PID: pgid, Start: procStart(pgid)}
+	return writeJournal(t.dir, t.journal)
+}
+
+// watchPhase watches the restarted kubelet: a new process, healthy within
+// Timeout (healthz and every Check), then so for StableFor more.
+type watchPhase struct{}
+
+func (watchPhase) Name() string { return "watch" }
+
+func (watchPhase) Run(ctx context.Context, t *Tx) error {
+	if ok, cause := t.watcher().watch(ctx, t.restart, t.plan.next.Config, t.out); !ok {
+		return &unhealthy{cause: cause}
+	}
+	return nil
+}
+
+// configzPhase checks, with Options.Configz, that the kubelet serves the
+// intended configuration.
+type configzPhase struct{}
+
+func (configzPhase) Name() string { return "configz" }
+
+func (configzPhase) Run(ctx context.Context, t *Tx) error {
+	if t.o.Configz == nil {
 		return nil
 	}
-	out.Cause = cause
-	o.progress("unhealthy (%s): rolling back", cause)
-	if err := jr.undo(); err != nil {
-		return fmt.Errorf("rollback: %w (cause of the rollback: %s; the journal in %s keeps what is left to undo)", err, cause, dir)
+	if cause := t.o.verifyConfigz(ctx, t.plan.next); cause != "" {
+		return &unhealthy{cause: cause}
 	}
-	jr.settle()
-	out.RolledBack = true
-	setOutcome(dir, out.BackupN, "rolled back")
-	back := &Outcome{}
-	// The old configuration ran before: its watch proves the restart took,
-	// and does not keep the node from service for a full window.
-	w.StableFor = min(w.StableFor, rollbackStableFor)
-	ok, why := w.restartAndWatch(ctx, p.old.Config, back)
-	out.Checks = append(out.Checks, back.Checks...)
-	if err := removeJournal(dir); err != nil {
+	return nil
+}
+
+// confirmPhase confirms the change: the journal goes, the record says
+// applied, old records are pruned.
+type confirmPhase struct{}
+
+func (confirmPhase) Name() string { return "confirm" }
+
+func (confirmPhase) Run(_ context.Context, t *Tx) error {
+	t.confirmed = true
+	t.journal.settle()
+	if err := removeJournal(t.dir); err != nil {
 		return err
 	}
-	if !ok {
-		return fmt.Errorf("rolled back to %s, but the kubelet is not healthy on it either: %s (cause of the rollback: %s)", out.Backup, why, cause)
+	setOutcome(t.dir, t.out.BackupN, "applied")
+	if t.o.KeepBackups > 0 {
+		if pruned, err := pruneRecords(t.dir, t.o.Setup.Root, t.o.KeepBackups); err != nil {
+			return err
+		} else if pruned > 0 {
+			t.o.progress("removed %d old backups, keeping %d", pruned, t.o.KeepBackups)
+		}
 	}
-	return fmt.Errorf("%w: %s", ErrRolledBack, cause)
+	return nil
 }
 
 // rollbackStableFor caps the stability window of a rollback's watch.
@@ -76,18 +110,42 @@ type watch struct {
 	r Restarter
 }
 
-// restartAndWatch restarts the kubelet, pins the new process, and watches
-// it become healthy within Timeout (its healthz, and every Check), then stay
-// so — the same process — for StableFor more.
-func (w watch) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfiguration, out *Outcome) (bool, string) {
-	clock := w.Clock
+func (t *Tx) watcher() watch { return watch{Options: t.o, r: t.restarter} }
+
+// restartState is the kubelet before a restart, and when it was asked.
+type restartState struct {
+	before Proc
+	berr   error
+	start  time.Time
+}
+
+// restart restarts the kubelet, noting which process ran it before.
+func (w watch) restart(ctx context.Context) (restartState, error) {
 	before, berr := w.r.State(ctx)
-	start := clock.Now()
+	rs := restartState{before: before, berr: berr, start: w.Clock.Now()}
 	if err := w.r.Restart(ctx); err != nil {
+		return rs, err
+	}
+	w.progress("restarted (%.2fs)", w.Clock.Now().Sub(rs.start).Seconds())
+	failpoint("after-restart")
+	return rs, nil
+}
+
+// restartAndWatch restarts the kubelet and watches it on cfg.
+func (w watch) restartAndWatch(ctx context.Context, cfg *v1beta1.KubeletConfiguration, out *Outcome) (bool, string) {
+	rs, err := w.restart(ctx)
+	if err != nil {
 		return false, err.Error()
 	}
-	w.progress("restarted (%.2fs)", clock.Now().Sub(start).Seconds())
-	failpoint("after-restart")
+	return w.watch(ctx, rs, cfg, out)
+}
+
+// watch pins the process that runs the kubelet after the restart rs, and
+// watches it become healthy within Timeout (its healthz, and every Check),
+// then stay so — the same process — for StableFor more.
+func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletConfiguration, out *Outcome) (bool, string) {
+	clock := w.Clock
+	before, berr, start := rs.before, rs.berr, rs.start
 	var pinned Proc
 	var healthySince time.Time
 	verdicts := make([]*Verdict, len(w.Checks))

@@ -83,7 +83,9 @@ type Options struct {
 	// Checks are health checks beyond the kubelet's own (Node, Lease),
 	// required of the new configuration and of a rollback.
 	Checks []Check
-	Hooks  Hooks
+	// Hooks are phases the caller adds, each before a built-in phase that
+	// takes one (HookPoints): the cluster's drain before the backup.
+	Hooks []Hook
 
 	// KubeletAPI, when set, is a client with credentials for the kubelet's
 	// authenticated API (port cfg.Port): its /healthz, which includes the

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -65,6 +66,35 @@ func (p *Plan) outcome(o Options) (*Outcome, error) {
 	}
 	return out, nil
 }
+
+// planPhase plans the change: the effective configuration before and
+// after, the kubelet's verdict, the changes, the files to write. A change
+// that changes nothing ends the transaction here.
+type planPhase struct{}
+
+func (planPhase) Name() string { return "plan" }
+
+func (planPhase) Run(_ context.Context, t *Tx) error {
+	p, err := plan(t.o)
+	if err != nil {
+		return err
+	}
+	out, err := p.outcome(t.o)
+	if err != nil {
+		return err
+	}
+	t.plan, t.out = p, out
+	t.done = p.empty()
+	return nil
+}
+
+// gatePhase refuses a change the node is not ready for, or one that makes a
+// CIS check fail (Plan.gate).
+type gatePhase struct{}
+
+func (gatePhase) Name() string { return "gate" }
+
+func (gatePhase) Run(_ context.Context, t *Tx) error { return t.plan.gate(t.o, t.out) }
 
 // plan layers the new files over the node's setup, judges the result as
 // the kubelet's version does and computes the changes. It writes nothing.

@@ -188,19 +188,21 @@ func TestRunChecks(t *testing.T) {
 func TestRunHooks(t *testing.T) {
 	n := newNode(t, nil)
 	var calls []string
-	n.opts.Hooks = Hooks{
-		BeforeCommit: func(_ context.Context, p *Plan) error {
+	n.opts.Hooks = []Hook{{Before: "backup", Phase: funcPhase{name: "drain",
+		run: func(_ context.Context, t *Tx) error {
+			p := t.Plan()
 			calls = append(calls, "before "+filepath.Base(p.ConfigFile))
 			if len(p.Changes) == 1 && strings.Contains(string(p.Writes[0].Content), "maxPods: 177") {
 				return errors.New("drain: a PodDisruptionBudget forbids the eviction")
 			}
 			return nil
 		},
-		AfterConfirm: func(_ context.Context, out *Outcome, healthy bool) error {
+		end: func(_ context.Context, t *Tx, healthy bool) error {
+			out := t.Outcome()
 			calls = append(calls, "after applied="+boolString(out.Applied)+" rolledBack="+boolString(out.RolledBack)+" healthy="+boolString(healthy))
 			return nil
 		},
-	}
+	}}}
 	_, err := n.apply(t, "maxPods: 177\n")
 	if err == nil || !strings.Contains(err.Error(), "nothing was written") {
 		t.Fatalf("a failing BeforeCommit: %v", err)
@@ -226,6 +228,22 @@ func TestRunHooks(t *testing.T) {
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("hooks ran:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// funcPhase is a hook phase made of functions.
+type funcPhase struct {
+	name string
+	run  func(context.Context, *Tx) error
+	end  func(context.Context, *Tx, bool) error
+}
+
+func (f funcPhase) Name() string                         { return f.name }
+func (f funcPhase) Run(ctx context.Context, t *Tx) error { return f.run(ctx, t) }
+func (f funcPhase) End(ctx context.Context, t *Tx, ok bool) error {
+	if f.end == nil {
+		return nil
+	}
+	return f.end(ctx, t, ok)
 }
 
 func boolString(b bool) string {
@@ -279,19 +297,21 @@ func (n *node) interrupted(t *testing.T, content string) *Journal {
 		t.Fatal(err)
 	}
 	o.NewFile = []byte(baseConfig + content)
-	p, err := plan(o)
+	steps, err := o.steps()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := stateDir(n.state)
-	if err != nil {
-		t.Fatal(err)
+	tx := &Tx{o: o}
+	for _, s := range steps {
+		if s.Name() == "restart" {
+			break
+		}
+		if err := s.Run(context.Background(), tx); err != nil {
+			t.Fatal(err)
+		}
 	}
-	jr, err := commit(o, dir, p, &Outcome{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return jr
+	tx.lock.Release()
+	return tx.journal
 }
 
 // A file fixed by hand after an interrupted apply is not overwritten by

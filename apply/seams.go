@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Check is a health check beyond the kubelet's own, run by the confirm
+// Check is a health check beyond the kubelet's own, run by the watch
 // phase once the restarted kubelet answers locally (the Node's Ready
 // condition and its Lease, read from the API server). A check must pass
 // within --health-timeout of the restart, or the change is rolled back.
@@ -30,19 +30,6 @@ type Verdict struct {
 type CheckResult struct {
 	Name    string  `json:"name"`
 	Verdict Verdict `json:"verdict"`
-}
-
-// Hooks run around the transaction.
-type Hooks struct {
-	// BeforeCommit runs once the change is planned, before anything is
-	// written (a drain). An error stops the apply with nothing written.
-	BeforeCommit func(ctx context.Context, p *Plan) error
-	// AfterConfirm runs when the transaction has ended, whenever
-	// BeforeCommit ran: the new configuration confirmed, the old one back
-	// after a rollback, or nothing written.
-	// healthy says whether the kubelet is healthy on what is now on disk
-	// (uncordon only then). Its error is reported with the apply's.
-	AfterConfirm func(ctx context.Context, out *Outcome, healthy bool) error
 }
 
 // Clock is the time the apply's watches run on.

@@ -55,16 +55,24 @@ func attach(o *apply.Options, n *Node, c Options) error {
 	}
 	// The drain gate of the plan: this apply drains the node itself.
 	o.Drained = true
-	m := &Maintenance{Node: n, Drain: true, DrainOptions: c.DrainOptions}
-	o.Hooks.BeforeCommit = func(ctx context.Context, _ *apply.Plan) error { return m.Begin(ctx) }
-	o.Hooks.AfterConfirm = func(ctx context.Context, _ *apply.Outcome, healthy bool) error {
-		left, err := m.End(ctx, healthy)
-		if err == nil && left != "" && !healthy {
-			err = errors.New(left)
-		}
-		return err
-	}
+	o.Hooks = append(o.Hooks, apply.Hook{Before: "backup", Phase: drainPhase{&Maintenance{Node: n, Drain: true, DrainOptions: c.DrainOptions}}})
 	return nil
+}
+
+// drainPhase cordons and drains the node before anything is written, and
+// uncordons it once the transaction has ended with the node healthy.
+type drainPhase struct{ m *Maintenance }
+
+func (drainPhase) Name() string { return "drain" }
+
+func (d drainPhase) Run(ctx context.Context, _ *apply.Tx) error { return d.m.Begin(ctx) }
+
+func (d drainPhase) End(ctx context.Context, _ *apply.Tx, healthy bool) error {
+	left, err := d.m.End(ctx, healthy)
+	if err == nil && left != "" && !healthy {
+		err = errors.New(left)
+	}
+	return err
 }
 
 type readyCheck struct{ n *Node }

@@ -18,8 +18,8 @@ func TestAttachAddsTheNodeAndLeaseChecks(t *testing.T) {
 	if err := attach(&o, n, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Checks) != 2 || o.Hooks.BeforeCommit != nil || o.Drained || o.Configz != nil {
-		t.Fatalf("without --drain and --verify-configz: %d checks, hooks %v, drained %v", len(o.Checks), o.Hooks.BeforeCommit != nil, o.Drained)
+	if len(o.Checks) != 2 || len(o.Hooks) != 0 || o.Drained || o.Configz != nil {
+		t.Fatalf("without --drain and --verify-configz: %d checks, hooks %v, drained %v", len(o.Checks), o.Hooks, o.Drained)
 	}
 	ready, err := o.Checks[0].Check(context.Background(), restart)
 	if err != nil || !ready.OK || o.Checks[0].Name() != "node Ready" || ready.Times["lastHeartbeatTime"].IsZero() {
@@ -49,14 +49,18 @@ func TestAttachDrainHooks(t *testing.T) {
 	if !o.Drained {
 		t.Error("an apply that drains passes the drain gate")
 	}
-	if err := o.Hooks.BeforeCommit(context.Background(), nil); err != nil || !unschedulable(t, cs) {
+	if len(o.Hooks) != 1 || o.Hooks[0].Before != "backup" {
+		t.Fatalf("hooks %v, want the drain before the backup", o.Hooks)
+	}
+	drain := o.Hooks[0].Phase.(apply.Ender)
+	if err := o.Hooks[0].Phase.Run(context.Background(), nil); err != nil || !unschedulable(t, cs) {
 		t.Fatalf("before commit: %v, cordoned %v", err, unschedulable(t, cs))
 	}
-	err := o.Hooks.AfterConfirm(context.Background(), nil, false)
+	err := drain.End(context.Background(), nil, false)
 	if err == nil || !strings.Contains(err.Error(), "kubectl uncordon n1") || !unschedulable(t, cs) {
 		t.Fatalf("unhealthy after the change: %v, cordoned %v", err, unschedulable(t, cs))
 	}
-	if err := o.Hooks.AfterConfirm(context.Background(), nil, true); err != nil || unschedulable(t, cs) {
+	if err := drain.End(context.Background(), nil, true); err != nil || unschedulable(t, cs) {
 		t.Fatalf("healthy: %v, cordoned %v", err, unschedulable(t, cs))
 	}
 }
