@@ -18,7 +18,9 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
-// Options describe one change of a node's kubelet config file.
+// Options describe one change of a node's kubelet setup: the --config file
+// (NewFile), drop-ins created, replaced or removed (Dropin, MoreDropins,
+// RemoveDropins), or a migration (NewArgs, Extra); and how to apply it.
 type Options struct {
 	Node string // must name this node
 	// Setup is how the kubelet is started today (its --config names the

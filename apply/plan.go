@@ -25,7 +25,8 @@ type Plan struct {
 	// ConfigFile is the file the change is written to (disk path): the
 	// --config file, or the drop-in.
 	ConfigFile string
-	// Writes are every file written, ConfigFile first.
+	// Writes are every file written: ConfigFile first, unless the change
+	// only removes drop-ins. A hook before the backup may add files.
 	Writes []FileWrite
 	// StateFiles are the kubelet's state files the change needs removed
 	// (disk paths); NeedsDrain says a change needs the node drained.

@@ -49,10 +49,11 @@ func newApplyCmd(s streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
 		Use:   "apply --node NAME (-f NEW.yaml | --dropin NAME=FILE... | --remove-dropin NAME... | --from-migrate) [--restart-command CMD] [-- KUBELET_ARGS]",
-		Short: "Replace the node's kubelet config file safely: backup, atomic write, restart, health watch, rollback",
-		Long: `apply validates NEW.yaml for the node's kubelet version, shows what changes and
+		Short: "Change the node's kubelet config file or drop-ins safely: backup, atomic write, restart, health watch, rollback",
+		Long: `apply lays NEW.yaml (or the drop-ins, or the migration) over the node's setup,
+judges the result as the node's kubelet version does, shows what changes and
 what each change takes, then (unless --dry-run) takes the node's lock, backs the
-config file up (config.yaml.bak.DATE, never overwriting a backup), writes NEW
+files up (config.yaml.bak.DATE, never overwriting a backup), writes them
 atomically keeping owner, mode and extended attributes (SELinux label), restarts
 the kubelet, and watches it. If it is not healthy, the old file is put back, the
 kubelet restarted and watched again, and the cause is reported.

@@ -1,5 +1,7 @@
-// Command kubeletcfg owns a node's kubelet configuration: it validates it for a
-// kubelet version, shows that version's defaults and explains its fields.
+// Command kubeletcfg owns a node's kubelet configuration, exactly as each
+// kubelet version reads it: validate, effective (with origins), migrate,
+// diff, apply (with backup, guard and rollback), audit, fleet. The commands
+// (root.go lists them) are flags, one library call and printing.
 package main
 
 import (

@@ -25,7 +25,7 @@ type streams struct {
 	ErrOut io.Writer
 }
 
-// checkFailed is returned by a command whose check failed after it printed
+// errCheckFailed is returned by a command whose check failed after it printed
 // its result: exit 1, nothing more to print.
 var errCheckFailed = errors.New("check failed")
 
@@ -89,11 +89,15 @@ kubelet version from 1.28 on reads it (generated from the kubelet's own code):
   explain    explain a field: type, default, versions, flag
   effective  what the kubelet really runs: unit, drop-ins, env files, flags,
              config file and --config-dir merged, with where each value comes from
+  audit      the CIS kubelet checks and operational rules on what it runs
   migrate    move command-line flags into the config file, checked equivalent
   diff       compare two configs, the running kubelet (--live), or preflight an
              upgrade (--to-version)
-  apply      write a new config with a backup, restart, watch and roll back
-  rollback   put a backup back; backups lists them
+  fleet      every node's running configuration through the API server, grouped
+  apply      change the config file or drop-ins (or migrate): backup, write,
+             restart, watch, roll back
+  rollback   put a backup back; backups lists them; recover finishes an
+             interrupted apply
 
 Every file on the node is read as untrusted: with a size limit, regular files
 only, and under --root nothing outside the image. Warnings (what the kubelet or
