@@ -145,6 +145,9 @@ var ErrRolledBack = errors.New("the new configuration failed; the old one was re
 var ErrPending = errors.New("an earlier apply was interrupted and is not recovered")
 
 func (o *Options) defaults() error {
+	if o.Setup == nil || o.Setup.Version == nil {
+		return fmt.Errorf("apply: no kubelet setup")
+	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
 	}

@@ -16,8 +16,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	t := &Tx{o: o}
 	if o.DryRun {
-		if err := (planPhase{}).Run(ctx, t); err != nil {
-			return nil, err
+		p := planPhase{}
+		if err := p.Run(ctx, t); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Name(), err)
 		}
 		return t.out, nil
 	}
