@@ -59,33 +59,21 @@ var builtin = []struct {
 }
 
 // Phases names apply's built-in phases in their order.
-func Phases() []string {
-	var out []string
-	for _, b := range builtin {
-		out = append(out, b.phase.Name())
-	}
-	return out
-}
+func Phases() []string { return builtinNames(func(bool, bool) bool { return true }) }
 
 // SafetyPhases names the built-in phases no apply runs without.
-func SafetyPhases() []string {
-	var out []string
-	for _, b := range builtin {
-		if b.safety {
-			out = append(out, b.phase.Name())
-		}
-	}
-	return out
-}
+func SafetyPhases() []string { return builtinNames(func(safety, _ bool) bool { return safety }) }
 
 // HookPoints names the built-in phases a Hook may run before: before the
 // backup (nothing written yet: a drain, more files to write), before the
 // restart (the files written), and after the watch (the kubelet healthy on
 // them: a further proof, waiting for pods).
-func HookPoints() []string {
+func HookPoints() []string { return builtinNames(func(_, hooks bool) bool { return hooks }) }
+
+func builtinNames(keep func(safety, hooks bool) bool) []string {
 	var out []string
 	for _, b := range builtin {
-		if b.hooks {
+		if keep(b.safety, b.hooks) {
 			out = append(out, b.phase.Name())
 		}
 	}
