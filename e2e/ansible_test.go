@@ -20,8 +20,8 @@ import (
 // the kubelet is healthy on the old file, and no other host is touched.
 // Then a drop-in through the module, live on /configz.
 func TestAnsibleRollout(t *testing.T) {
-	k := startConfigKubelet(t)
-	minor, dir, base, cfg, args, restart := k.minor, k.dir, k.base, k.cfg, k.args, k.restart
+	k := newNode(t, nodeOptions{})
+	minor, dir, base, cfg, args, restart := k.Minor, k.Dir, k.Base, k.Config, k.Args, k.Restart
 
 	e := harness.Setup(t, "..", dir)
 	sample, err := os.ReadFile("../testdata/nodes/kubeadm-1.31/var/lib/kubelet/config.yaml")
@@ -29,13 +29,12 @@ func TestAnsibleRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	standInBase := strings.Replace(string(sample), "cgroupDriver: systemd", "cgroupDriver: cgroupfs", 1)
-	host, _ := os.Hostname()
 	real := map[string]any{
-		"kubelet_node_name": host, "kubelet_version": minor, "kubelet_args": args,
-		"kubelet_restart_command": restart, "kubelet_pid_file": filepath.Join(dir, "kubelet.pid"),
-		"kubelet_log": filepath.Join(dir, "kubelet.log"), "kubelet_stable_for": 2, "kubelet_health_timeout": 20,
+		"kubelet_node_name": k.Name, "kubelet_version": minor, "kubelet_args": args,
+		"kubelet_restart_command": restart, "kubelet_pid_file": k.PidFile,
+		"kubelet_log": k.Log, "kubelet_stable_for": 2, "kubelet_health_timeout": 20,
 		"kubelet_verify_configz": true, "kubelet_insecure_skip_tls_verify": true,
-		"kubeletcfg_state_dir": filepath.Join(dir, "state"),
+		"kubeletcfg_state_dir": k.StateDir,
 	}
 	standIns := map[string]map[string]any{"node-1": e.StandIn(t, "node-1", standInBase), "node-2": e.StandIn(t, "node-2", standInBase)}
 	// Each host's desired configuration is a host variable: the real
@@ -74,7 +73,7 @@ func TestAnsibleRollout(t *testing.T) {
 	}
 
 	// The same again: nothing changes, the kubelet is not restarted.
-	pid, _ := os.ReadFile(filepath.Join(dir, "kubelet.pid"))
+	pid, _ := os.ReadFile(k.PidFile)
 	r = e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", extra)
 	if r.Code != 0 {
 		t.Fatalf("second run: exit %d\n%s", r.Code, r.Output)
@@ -84,12 +83,12 @@ func TestAnsibleRollout(t *testing.T) {
 			t.Errorf("second run on %s: changed\n%s", n, ev)
 		}
 	}
-	if again, _ := os.ReadFile(filepath.Join(dir, "kubelet.pid")); string(again) != string(pid) {
+	if again, _ := os.ReadFile(k.PidFile); string(again) != string(pid) {
 		t.Errorf("the second run restarted the kubelet (pid %s -> %s)", pid, again)
 	}
 
-	// Valid, fatal at start on this host (no systemd): rolled back on the
-	// canary, and the next batch is not started.
+	// Valid, fatal at start on this host: rolled back on the canary, and the
+	// next batch is not started.
 	standInFiles := func() string {
 		var all string
 		for _, n := range []string{"node-1", "node-2"} {
@@ -99,13 +98,13 @@ func TestAnsibleRollout(t *testing.T) {
 		return all
 	}
 	before := standInFiles()
-	inv = inventory(base+"cgroupDriver: systemd\nmaxPods: 122\n", standInBase+"containerLogMaxSize: 30Mi\n")
+	inv = inventory(base+"cgroupDriver: cgroupfs\nmaxPods: 122\n"+fatalAtStart, standInBase+"containerLogMaxSize: 30Mi\n")
 	r = e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", extra)
 	if r.Code == 0 {
 		t.Fatalf("fatal change: exit 0\n%s", r.Output)
 	}
 	ev = r.One(t, "node-0", "Apply the change")
-	if ev.Status != "failed" || ev.Result["rolled_back"] != true || !strings.Contains(ev.Msg(), "cgroups manager") {
+	if ev.Status != "failed" || ev.Result["rolled_back"] != true || !strings.Contains(ev.Msg(), fatalAtStartMessage) {
 		t.Errorf("the canary: want failed, rolled back, with the kubelet's own error:\n%s", ev)
 	}
 	for _, n := range []string{"node-1", "node-2"} {
@@ -116,10 +115,10 @@ func TestAnsibleRollout(t *testing.T) {
 	if standInFiles() != before {
 		t.Error("the stand-in nodes were touched after the canary's rollback")
 	}
-	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "maxPods: 111") || strings.Contains(string(got), "systemd") {
+	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "maxPods: 111") || strings.Contains(string(got), "kubeReserved") {
 		t.Errorf("after the rollback the config file is:\n%s", got)
 	}
-	waitHealthy(t, dir)
+	k.waitHealthy(t)
 	if got := configzMaxPods(t); got != 111 {
 		t.Errorf("after the rollback /configz maxPods = %v, want 111", got)
 	}
@@ -148,7 +147,7 @@ func TestAnsibleRollout(t *testing.T) {
 	if ev := r.One(t, "node-0", "Apply a drop-in"); r.Code != 0 || !ev.Changed() {
 		t.Fatalf("drop-in: exit %d\n%s", r.Code, ev)
 	}
-	if b, err := os.ReadFile(filepath.Join(k.confd, "50-pods.conf")); err != nil || !strings.Contains(string(b), "maxPods: 133") {
+	if b, err := os.ReadFile(filepath.Join(k.ConfigDir, "50-pods.conf")); err != nil || !strings.Contains(string(b), "maxPods: 133") {
 		t.Errorf("the drop-in: %v\n%s", err, b)
 	}
 	if got := configzMaxPods(t); got != 133 {
@@ -162,7 +161,7 @@ func TestAnsibleRollout(t *testing.T) {
 	if ev := r.One(t, "node-0", "Remove the drop-in"); r.Code != 0 || !ev.Changed() || !strings.Contains(ev.String(), `"removes":["`) {
 		t.Fatalf("removing the drop-in: exit %d\n%s", r.Code, ev)
 	}
-	if _, err := os.Stat(filepath.Join(k.confd, "50-pods.conf")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(k.ConfigDir, "50-pods.conf")); !os.IsNotExist(err) {
 		t.Errorf("the drop-in is still there: %v", err)
 	}
 	if got := configzMaxPods(t); got != 111 {
@@ -172,13 +171,4 @@ func TestAnsibleRollout(t *testing.T) {
 	if ev := r.One(t, "node-0", "Remove the drop-in"); r.Code != 0 || ev.Changed() {
 		t.Errorf("removing an absent drop-in: exit %d, want unchanged\n%s", r.Code, ev)
 	}
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

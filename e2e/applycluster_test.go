@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,37 +23,25 @@ import (
 // nobody approving), a kubelet healthy locally that cannot report to the API
 // server, and a node cordoned before.
 func TestApplyCluster(t *testing.T) {
-	n := startClusterNode(t)
+	n := newNode(t, nodeOptions{cluster: true})
 	ctx := context.Background()
 	agent := n.daemonSet(t, "agent")
 	web := n.replicaSet(t, "web")
-	bin := filepath.Join(n.Dir, "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
-		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
-	}
 	apply := func(content string, more ...string) (int, string, string) {
-		file := writeNew(t, n, content)
-		args := []string{"apply", "--node", n.Name, "-f", file, "--kubelet-version", n.Minor,
-			"--restart-command", n.Restart, "--state-dir", filepath.Join(n.Dir, "state"), "--pid-file", n.PidFile, "--kubelet-log", n.Log,
-			"--kubeconfig", n.API.Kubeconfig, "--stable-for", "2s", "--health-timeout", "30s", "-o", "json"}
-		cmd := exec.Command(bin, append(append(append(args, more...), "--"), n.Args...)...)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		code := exitCode(t, cmd.Run())
-		return code, stdout.String(), stderr.String()
+		file := n.writeNew(t, content)
+		return kubeletcfg(t, nil, n.argv("apply", append([]string{"-f", file,
+			"--kubeconfig", n.API.Kubeconfig, "--stable-for", "2s", "--health-timeout", "30s", "-o", "json"}, more...)...)...)
 	}
 
 	// The baseline: a good change without the API server.
-	plain := exec.Command(bin, append([]string{"apply", "--node", n.Name, "-f", writeNew(t, n, "cgroupDriver: cgroupfs\nmaxPods: 110\n"), "--kubelet-version", n.Minor,
-		"--restart-command", n.Restart, "--state-dir", filepath.Join(n.Dir, "state"), "--pid-file", n.PidFile, "--stable-for", "2s", "--"}, n.Args...)...)
 	start := time.Now()
-	if out, err := plain.CombinedOutput(); err != nil {
-		t.Fatalf("a good change without --kubeconfig: %v\n%s", err, out)
+	if code, out, errOut := kubeletcfg(t, nil, n.argv("apply", "-f", n.writeNew(t, "cgroupDriver: cgroupfs\nmaxPods: 110\n"), "--stable-for", "2s")...); code != 0 {
+		t.Fatalf("a good change without --kubeconfig: exit %d\n%s%s", code, out, errOut)
 	}
 	baseline := time.Since(start)
 
 	// A good change with --drain.
-	notReady := watchReady(t, n)
+	notReady := n.watchReady(t)
 	start = time.Now()
 	code, out, progress := apply("cgroupDriver: cgroupfs\nmaxPods: 111\n", "--drain", "--drain-timeout", "60s")
 	took := time.Since(start)
@@ -81,16 +67,16 @@ func TestApplyCluster(t *testing.T) {
 			t.Errorf("check %s: %+v", c.Name, c.Verdict)
 		}
 	}
-	if _, err := n.API.Client.CoreV1().Pods("default").Get(ctx, web.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := n.API.Client.CoreV1().Pods(n.Namespace).Get(ctx, web.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the ReplicaSet's pod is still there: %v", err)
 	}
-	if p, err := n.API.Client.CoreV1().Pods("default").Get(ctx, agent.Name, metav1.GetOptions{}); err != nil || p.UID != agent.UID || p.DeletionTimestamp != nil {
+	if p, err := n.API.Client.CoreV1().Pods(n.Namespace).Get(ctx, agent.Name, metav1.GetOptions{}); err != nil || p.UID != agent.UID || p.DeletionTimestamp != nil {
 		t.Errorf("the DaemonSet's pod did not stay: %v", err)
 	}
-	if cordoned(t, n) {
+	if n.cordoned(t) {
 		t.Errorf("the node stays cordoned after a good change:\n%s", progress)
 	}
-	for _, want := range []string{"cordoned", "evicting pod default/" + web.Name, "pod default/" + web.Name + " evicted", "leaving DaemonSet pod default/" + agent.Name, "uncordoned"} {
+	for _, want := range []string{"cordoned", "evicting pod " + n.Namespace + "/" + web.Name, "pod " + n.Namespace + "/" + web.Name + " evicted", "leaving DaemonSet pod " + n.Namespace + "/" + agent.Name, "uncordoned"} {
 		if !strings.Contains(progress, want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}
@@ -116,25 +102,25 @@ func TestApplyCluster(t *testing.T) {
 	if after, _ := os.ReadFile(n.Config); string(after) != string(before) {
 		t.Errorf("the config file changed:\n%s", after)
 	}
-	if cordoned(t, n) {
+	if n.cordoned(t) {
 		t.Error("the node stays cordoned after a drain that did not finish")
 	}
 	t.Logf("budget: apply stopped after %s", time.Since(start).Round(time.Millisecond))
-	if err := n.API.Client.PolicyV1().PodDisruptionBudgets("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+	if err := n.API.Client.PolicyV1().PodDisruptionBudgets(n.Namespace).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
 	// A change that kills the kubelet: rolled back, the node uncordoned and
 	// Ready again.
-	notReady = watchReady(t, n)
+	notReady = n.watchReady(t)
 	start = time.Now()
-	code, out, progress = apply("maxPods: 133\ncgroupDriver: systemd\n", "--drain", "--drain-timeout", "60s")
+	code, out, progress = apply("cgroupDriver: cgroupfs\nmaxPods: 133\n"+fatalAtStart, "--drain", "--drain-timeout", "60s")
 	took = time.Since(start)
 	down = notReady()
 	if code != 3 {
 		t.Fatalf("a change that kills the kubelet: exit %d, want 3\n%s\n%s", code, out, progress)
 	}
-	if cordoned(t, n) {
+	if n.cordoned(t) {
 		t.Errorf("the node stays cordoned after the rollback:\n%s", progress)
 	}
 	n.waitReady(t, time.Time{}, 30*time.Second)
@@ -168,8 +154,8 @@ func TestApplyCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, progress = apply("cgroupDriver: cgroupfs\nmaxPods: 155\n", "--drain", "--drain-timeout", "60s")
-	if code != 0 || !cordoned(t, n) || !strings.Contains(progress, "stays cordoned") {
-		t.Errorf("a node cordoned before: exit %d, cordoned %v\n%s\n%s", code, cordoned(t, n), out, progress)
+	if code != 0 || !n.cordoned(t) || !strings.Contains(progress, "stays cordoned") {
+		t.Errorf("a node cordoned before: exit %d, cordoned %v\n%s\n%s", code, n.cordoned(t), out, progress)
 	}
 }
 
@@ -192,12 +178,4 @@ func line(progress, s string) string {
 		}
 	}
 	return ""
-}
-
-// writeNew writes the node's base configuration and content as new.yaml.
-func writeNew(t *testing.T, n *clusterNode, content string) string {
-	t.Helper()
-	file := filepath.Join(n.Dir, "new.yaml")
-	write(t, file, n.Base+content)
-	return file
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,11 +20,8 @@ import (
 // read-only port open, anonymous requests to its API authorized. Then the
 // setup migrated with --secure: audit passes, and the kubelet refuses both.
 func TestAuditSaysWhatTheKubeletDoes(t *testing.T) {
-	kubelet, minor, dir, sock := kubeletNode(t)
-	bin := filepath.Join(dir, "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
-		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
-	}
+	n := newNode(t, nodeOptions{noStart: true})
+	minor, dir := n.Minor, n.Dir
 	// Webhook authentication and authorization need an API client: a
 	// kubeconfig naming a loopback port nobody listens on is enough for the
 	// kubelet to start and to refuse requests that carry no credentials.
@@ -45,34 +41,34 @@ current-context: none
 `)
 	legacy := []string{
 		"--kubeconfig=" + kubeconfig,
-		"--container-runtime-endpoint=unix://" + sock,
+		"--container-runtime-endpoint=unix://" + n.Runtime.sock,
 		"--cgroup-driver=cgroupfs",
 		"--fail-cgroupv1=false",
-		"--root-dir=" + filepath.Join(dir, "root"),
-		"--cert-dir=" + filepath.Join(dir, "pki"),
+		"--root-dir=" + n.RootDir,
+		"--cert-dir=" + n.CertDir,
 		"--v=2",
 	}
 
-	results := audit(t, bin, minor, legacy)
+	results := audit(t, minor, legacy)
 	for id, want := range map[string]string{"4.2.1": "true", "4.2.2": `"AlwaysAllow"`, "4.2.4": "10255"} {
 		if r := results[id]; r.Status != "fail" || r.Value != want || r.Origin != "flags-only default" {
 			t.Errorf("flags only: %s = %+v, want fail %s from the flags-only default", id, r, want)
 		}
 	}
-	stop := startKubelet(t, kubelet, legacy, filepath.Join(dir, "kubelet.log"))
+	n.setArgs(t, legacy...)
+	n.start(t)
 	if code, err := get("http://127.0.0.1:10255/pods"); code != http.StatusOK {
 		t.Errorf("read-only port: %d %v, want 200 (audit says it is open)", code, err)
 	}
 	if code, err := get("https://127.0.0.1:10250/pods"); code != http.StatusOK {
 		t.Errorf("anonymous request to the kubelet API: %d %v, want 200 (audit says anonymous and AlwaysAllow)", code, err)
 	}
-	stop()
+	n.stop()
 
 	out := filepath.Join(dir, "migrated")
-	cmd := exec.Command(bin, append([]string{"migrate", "--secure", "--kubelet-version", minor,
-		"--config-path", filepath.Join(dir, "config.yaml"), "--output-dir", out, "--"}, legacy...)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("migrate --secure: %v\n%s", err, b)
+	if code, stdout, stderr := kubeletcfg(t, nil, append([]string{"migrate", "--secure", "--kubelet-version", minor,
+		"--config-path", n.Config, "--output-dir", out, "--"}, legacy...)...); code != 0 {
+		t.Fatalf("migrate --secure: exit %d\n%s%s", code, stdout, stderr)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "migration.json"))
 	if err != nil {
@@ -88,17 +84,17 @@ current-context: none
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(dir, "config.yaml"), string(cfg))
+	write(t, n.Config, string(cfg))
 	secure := migration.Flags
 
-	results = audit(t, bin, minor, secure)
+	results = audit(t, minor, secure)
 	for _, id := range []string{"4.2.1", "4.2.2", "4.2.4"} {
 		if r := results[id]; r.Status != "pass" || !strings.Contains(r.Origin, "config.yaml") {
 			t.Errorf("after migrate --secure: %s = %+v, want pass from the config file", id, r)
 		}
 	}
-	stop = startKubelet(t, kubelet, secure, filepath.Join(dir, "kubelet-secure.log"))
-	defer stop()
+	n.setArgs(t, secure...)
+	n.start(t)
 	if code, err := get("http://127.0.0.1:10255/pods"); code != 0 || !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("read-only port after migrate --secure: %d %v, want the connection refused", code, err)
 	}
@@ -112,13 +108,11 @@ type auditResult struct {
 }
 
 // audit runs kubeletcfg audit on a command line and returns its results by id.
-func audit(t *testing.T, bin, minor string, args []string) map[string]auditResult {
+func audit(t *testing.T, minor string, args []string) map[string]auditResult {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"audit", "--kubelet-version", minor, "--section", "cis", "-o", "json", "--"}, args...)...)
-	out, err := cmd.Output()
-	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		t.Fatalf("audit: %v\n%s", err, out)
+	code, out, errOut := kubeletcfg(t, nil, append([]string{"audit", "--kubelet-version", minor, "--section", "cis", "-o", "json", "--"}, args...)...)
+	if code != 0 && code != 1 {
+		t.Fatalf("audit: exit %d\n%s%s", code, out, errOut)
 	}
 	var rep struct {
 		Results []struct {
@@ -126,7 +120,7 @@ func audit(t *testing.T, bin, minor string, args []string) map[string]auditResul
 			auditResult
 		} `json:"results"`
 	}
-	if err := json.Unmarshal(out, &rep); err != nil {
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("audit: %v\n%s", err, out)
 	}
 	m := map[string]auditResult{}
@@ -134,17 +128,6 @@ func audit(t *testing.T, bin, minor string, args []string) map[string]auditResul
 		m[r.ID] = r.auditResult
 	}
 	return m
-}
-
-// startKubelet runs the kubelet until it is healthy; stop ends it.
-func startKubelet(t *testing.T, bin string, args []string, logPath string) (stop func()) {
-	t.Helper()
-	stop = start(t, logPath, bin, args...)
-	waitHealthyAt(t, func() string {
-		out, _ := os.ReadFile(logPath)
-		return tail(out)
-	})
-	return stop
 }
 
 // get requests a URL on the kubelet without credentials; the status code,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -17,7 +16,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubeletcfg/kubeletcfg/fleet"
 )
@@ -38,14 +36,10 @@ func TestFleetBenchmark(t *testing.T) {
 		t.Skip("make bench-fleet runs it (FLEET_BENCH=1)")
 	}
 	total := 5000
-	dir := t.TempDir()
-	api := startAPIServer(t, dir)
+	api := useControlPlane(t)
 	// The node lifecycle controller would turn 5,000 nodes without Leases
 	// Unknown (5,000 status writes) in the middle of the measurements.
-	kcm := pidOf(t, os.Getenv("CONTROLLER_MANAGER_BIN"), dir)
-	if err := syscall.Kill(kcm, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	api.pauseControllerManager(t)
 	api.Net.addAddress(t, simAddr)
 	sims := newSimKubelets(t, simAddr)
 	typical := referenceEffective(t, "1.37", "ok-typical.yaml")
@@ -61,11 +55,8 @@ func TestFleetBenchmark(t *testing.T) {
 	createNodes(t, fastClient(t, api.Kubeconfig), simAddr, nodes)
 	t.Logf("%d Node objects created in %s", total, time.Since(start).Round(time.Millisecond))
 
-	bin := filepath.Join(dir, "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
-		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
-	}
-	apiserver := pidOf(t, os.Getenv("APISERVER_BIN"), dir)
+	bin := kit.kubeletcfg
+	apiserver := api.apiserver.pid()
 	probe := fastClient(t, api.Kubeconfig)
 
 	shards := func(n int) string {
@@ -173,22 +164,6 @@ func scanOnce(t *testing.T, bin, kubeconfig, selector string, concurrency, apise
 		m.probeMedian, m.probeMax = latencies[len(latencies)/2], latencies[len(latencies)-1]
 	}
 	return m
-}
-
-// fastClient is a clientset without client-go's default rate limit (5
-// requests a second), for creating thousands of objects.
-func fastClient(t testing.TB, kubeconfig string) kubernetes.Interface {
-	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = -1, 0
-	c, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // highWaterKiB is a process's peak resident set (VmHWM), while it runs.

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,7 +76,7 @@ type fleetReport struct {
 // kubeadm's own defaults give the rest of that file (cgroupDriver,
 // authentication, clusterDNS from the service subnet, staticPodPath) but
 // containerRuntimeEndpoint, which kubeadm keeps per node.
-func uploadKubeletConfig(t *testing.T, api *apiServer, dir string) {
+func uploadKubeletConfig(t testing.TB, api *controlPlane, dir string) {
 	t.Helper()
 	bin := os.Getenv("KUBEADM_BIN")
 	if bin == "" {
@@ -127,7 +126,7 @@ tlsMinVersion: VersionTLS12
 
 // renewLeases keeps the simulated nodes' Leases fresh, as their kubelets
 // would, so that the node lifecycle controller leaves them Ready.
-func renewLeases(t *testing.T, c kubernetes.Interface, names []string) {
+func renewLeases(t testing.TB, c kubernetes.Interface, names []string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	leases := c.CoordinationV1().Leases("kube-node-lease")
@@ -165,23 +164,12 @@ func renewLeases(t *testing.T, c kubernetes.Interface, names []string) {
 }
 
 // runFleet runs kubeletcfg fleet and returns its exit code, stdout, stderr.
-func runFleet(t *testing.T, bin string, args ...string) (int, string, string) {
+func runFleet(t testing.TB, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"fleet"}, args...)...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String(), errOut.String()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return 0, out.String(), errOut.String()
+	return kubeletcfg(t, nil, append([]string{"fleet"}, args...)...)
 }
 
-func decodeFleet(t *testing.T, out string) fleetReport {
+func decodeFleet(t testing.TB, out string) fleetReport {
 	t.Helper()
 	var rep fleetReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -196,7 +184,7 @@ func decodeFleet(t *testing.T, out string) fleetReport {
 // another runtime socket, and some that cannot be read (hanging, refusing,
 // not speaking TLS, NotReady, a kubelet version kubeletcfg does not know).
 func TestFleet(t *testing.T) {
-	n := startClusterNode(t)
+	n := newNode(t, nodeOptions{cluster: true})
 	api := n.API
 	api.Net.addAddress(t, simAddr)
 	sims := newSimKubelets(t, simAddr)
@@ -228,14 +216,10 @@ func TestFleet(t *testing.T) {
 	ctx := context.Background()
 	uploadKubeletConfig(t, api, n.Dir)
 
-	bin := filepath.Join(n.Dir, "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
-		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
-	}
 	kc := []string{"--kubeconfig", api.Kubeconfig, "--timeout", "2s"}
 
 	// Every node, compared with each other.
-	code, out, errOut := runFleet(t, bin, append(kc, "-o", "json")...)
+	code, out, errOut := runFleet(t, append(kc, "-o", "json")...)
 	if code != 1 {
 		t.Fatalf("fleet: exit %d, want 1 (drift)\n%s\n%s", code, out, errOut)
 	}
@@ -299,24 +283,24 @@ func TestFleet(t *testing.T) {
 	}
 
 	// The typical nodes against kubeadm's ConfigMap: they run what it says.
-	code, out, errOut = runFleet(t, bin, append(kc, "--against-configmap", "--selector", "fleet-e2e=typical")...)
+	code, out, errOut = runFleet(t, append(kc, "--against-configmap", "--selector", "fleet-e2e=typical")...)
 	if code != 0 || !strings.Contains(out, "group 1: 7 nodes, kubelet 1.33 (1), 1.36 (2), 1.37 (4): matches") ||
 		!strings.Contains(out, `per node, not compared: containerRuntimeEndpoint = "unix:///var/run/containerd/containerd.sock" (6), "unix:///var/run/crio/crio.sock" (1)`) {
 		t.Errorf("typical nodes against the ConfigMap: exit %d, want 0\n%s\n%s", code, out, errOut)
 	}
 	// All of them: the drifted ones and the real kubelet differ.
-	code, out, errOut = runFleet(t, bin, append(kc, "--against-configmap", "-o", "json")...)
+	code, out, errOut = runFleet(t, append(kc, "--against-configmap", "-o", "json")...)
 	if rep = decodeFleet(t, out); code != 1 || rep.Reference != "ConfigMap kube-system/kubelet-config" {
 		t.Errorf("every node against the ConfigMap: exit %d, want 1\n%s", code, errOut)
 	}
 	// Against the file the typical nodes run.
-	code, out, errOut = runFleet(t, bin, append(kc, "--against", "../testdata/validate/ok-typical.yaml", "--selector", "fleet-e2e in (typical,drift)")...)
+	code, out, errOut = runFleet(t, append(kc, "--against", "../testdata/validate/ok-typical.yaml", "--selector", "fleet-e2e in (typical,drift)")...)
 	if code != 1 || !strings.Contains(out, "maxPods: 250 -> 300  [restart]") || !strings.Contains(out, "group 1: 7 nodes") {
 		t.Errorf("against ok-typical.yaml: exit %d, want 1 with maxPods 250 -> 300\n%s\n%s", code, out, errOut)
 	}
 	t.Logf("fleet --against ok-typical.yaml:\n%s", out)
 	// Nothing readable: exit 2.
-	if code, out, errOut = runFleet(t, bin, append(kc, "--selector", "fleet-e2e=broken")...); code != 2 || !strings.Contains(errOut, "none of the 5 nodes could be read") {
+	if code, out, errOut = runFleet(t, append(kc, "--selector", "fleet-e2e=broken")...); code != 2 || !strings.Contains(errOut, "none of the 5 nodes could be read") {
 		t.Errorf("only unreadable nodes: exit %d, want 2\n%s\n%s", code, out, errOut)
 	}
 
@@ -332,7 +316,7 @@ func TestFleet(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: "User", Name: "fleet-viewer"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = runFleet(t, bin, "--kubeconfig", viewer, "--selector", "fleet-e2e=typical", "-o", "json")
+	code, out, errOut = runFleet(t, "--kubeconfig", viewer, "--selector", "fleet-e2e=typical", "-o", "json")
 	rep = decodeFleet(t, out)
 	if code != 2 || len(rep.Nodes) != 7 || !strings.Contains(errOut, "none of the 7 nodes could be read") {
 		t.Fatalf("without nodes/proxy: exit %d, want 2 with the 7 nodes listed\n%s\n%s", code, out, errOut)
@@ -342,7 +326,7 @@ func TestFleet(t *testing.T) {
 			t.Errorf("%s without nodes/proxy: %+v", nd.Name, nd.Unreadable)
 		}
 	}
-	if code, _, errOut = runFleet(t, bin, "--kubeconfig", viewer, "--against-configmap"); code != 2 || !strings.Contains(errOut, "kube-system/kubelet-config") {
+	if code, _, errOut = runFleet(t, "--kubeconfig", viewer, "--against-configmap"); code != 2 || !strings.Contains(errOut, "kube-system/kubelet-config") {
 		t.Errorf("the ConfigMap without get on configmaps: exit %d, want 2 naming it\n%s", code, errOut)
 	}
 }

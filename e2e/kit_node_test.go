@@ -3,131 +3,381 @@
 package e2e
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"crypto/sha256"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-const (
-	clusterNodeName = "e2e-node"
-	podImage        = "e2e.local/pause:1" // the sandbox image and every test pod's
-	podBridge       = "kcfg-pods0"
-	podSubnet       = "10.213.1.0/24"
-)
+// A node is a real kubelet started by hand, the one way the kit starts one
+// outside the nspawn tree: its own directory (config file, drop-in
+// directory, --root-dir, --cert-dir, pid file, log), its own containerd,
+// and a restart script — the command kubeletcfg apply's --restart-command
+// runs, which also starts it the first time. When the test ends the
+// kubelet is ended by its PID, its containers killed, its cgroups removed
+// and the sysctls it changes put back. Only one kubelet runs on this
+// machine's network at a time (ports 10248 and 10250).
 
-// clusterNode is a real kubelet registered with a real control plane: x509
-// client certificates, webhook authentication and authorization, containerd
-// with a CNI bridge (network ready, so the Node turns Ready) and a local
-// image its pods run.
-type clusterNode struct {
-	API                    *apiServer
-	Name                   string
-	Kubelet, Minor         string
-	Dir, Config, ConfigDir string
-	Args                   []string // the kubelet's command line after its binary
-	Restart, PidFile, Log  string
-	Base                   string // the config file's lines every test keeps
-	containerdS            string
+// clusterNodeName is the name a cluster node registers with.
+const clusterNodeName = "e2e-node"
+
+// nodeOptions say how newNode makes a node.
+type nodeOptions struct {
+	// runtime is the container runtime ("" is containerd 2).
+	runtime runtimeKind
+	// cluster registers the kubelet with the run's control plane: x509
+	// client certificate, webhook authentication and authorization, a CNI
+	// bridge and the pause image, so that the Node turns Ready and pods run.
+	cluster bool
+	// configDir is the directory of config.yaml ("" is the node's
+	// directory): a file system of the test's own.
+	configDir string
+	// config is what config.yaml holds after Base ("" is cgroupfs and
+	// maxPods 100).
+	config string
+	// noStart leaves the kubelet to n.start, after the test set its command
+	// line (setArgs, setLaunch).
+	noStart bool
 }
 
-func startClusterNode(t *testing.T) *clusterNode {
-	t.Helper()
-	// The network namespaces of pod sandboxes the kubelet did not stop
-	// before it was: e2e tests run one at a time, so those that appear
-	// during the test are its own.
-	before := podNetns()
-	t.Cleanup(func() {
-		for name := range podNetns() {
-			if !before[name] {
-				_ = exec.Command("ip", "netns", "del", name).Run()
-			}
-		}
-		_ = exec.Command("ip", "link", "del", podBridge).Run()
-	})
-	kubelet, minor, dir, sock := kubeletNode(t, func(dir string) string {
-		write(t, filepath.Join(dir, "cni", "10-e2e.conflist"), fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "e2e-pods", "plugins": [
-  {"type": "bridge", "bridge": %q, "isGateway": true, "ipMasq": false,
-   "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "dataDir": %q}}]}
-`, podBridge, podSubnet, filepath.Join(dir, "cni-ipam")))
-		return fmt.Sprintf(`  sandbox_image = %q
-[plugins."io.containerd.grpc.v1.cri".cni]
-  bin_dir = "/usr/lib/cni"
-  conf_dir = %q
-`, podImage, filepath.Join(dir, "cni"))
-	})
-	importPodImage(t, dir, sock)
+type kubeletNode struct {
+	// Name is the Node's name for a cluster node, else this host's name
+	// (what kubeletcfg apply --node takes).
+	Name, Minor, Kubelet string
+	Dir                  string
+	Config, ConfigDir    string // --config and --config-dir
+	RootDir, CertDir     string
+	PidFile, Log         string
+	// Restart stops the kubelet of PidFile and starts the next in the
+	// background (apply's --restart-command).
+	Restart  string
+	StateDir string // kubeletcfg's --state-dir for this node
+	// Base is the config file's lines every change keeps: the runtime
+	// socket, failCgroupV1 false (this host is cgroup v1), authentication
+	// and authorization (anonymous and AlwaysAllow standalone; x509 and
+	// webhook in a cluster).
+	Base string
+	// Args is the kubelet's command line after its binary.
+	Args      []string
+	Runtime   *containerd
+	API       *controlPlane // nil standalone
+	Namespace string        // a cluster node's test's namespace
 
-	api := startAPIServer(t, dir)
-	n := &clusterNode{API: api, Name: clusterNodeName, Kubelet: kubelet, Minor: minor, Dir: dir,
-		Config: filepath.Join(dir, "config.yaml"), ConfigDir: filepath.Join(dir, "conf.d"),
-		PidFile: filepath.Join(dir, "kubelet.pid"), Log: filepath.Join(dir, "kubelet.log"), containerdS: sock}
-	n.Base = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + sock +
-		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: true\n  x509:\n    clientCAFile: " +
-		api.CA.CertFile + "\nauthorization:\n  mode: Webhook\n"
-	write(t, n.Config, n.Base+"cgroupDriver: cgroupfs\nmaxPods: 100\n")
+	launch, preLaunch string
+}
+
+// newNode prepares a node and, unless o.noStart, starts its kubelet and
+// waits until it is healthy (a cluster node: until its Node is Ready).
+func newNode(t *testing.T, o nodeOptions) *kubeletNode {
+	t.Helper()
+	n := &kubeletNode{Kubelet: env(t, "KUBELET_BIN"), Minor: env(t, "KUBELET_VERSION")}
+	requireNoKubelet(t)
+	var api *controlPlane
+	if o.cluster {
+		api = useControlPlane(t) // before the node's cleanups: it ends after them
+	}
+	// Not t.TempDir: the kubelet leaves mounts under its root directory.
+	dir, err := os.MkdirTemp(kit.dir, "node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
+	t.Cleanup(saveSysctls())
+	t.Cleanup(func() { removeKubeletCgroups("/") })
+	n.Dir, n.RootDir, n.CertDir = dir, filepath.Join(dir, "root"), filepath.Join(dir, "pki")
+	n.PidFile, n.Log, n.Restart, n.StateDir = filepath.Join(dir, "kubelet.pid"), filepath.Join(dir, "kubelet.log"), filepath.Join(dir, "restart.sh"), filepath.Join(dir, "state")
+	cfgDir := o.configDir
+	if cfgDir == "" {
+		cfgDir = dir
+	}
+	n.Config, n.ConfigDir = filepath.Join(cfgDir, "config.yaml"), filepath.Join(dir, "conf.d")
 	if err := os.MkdirAll(n.ConfigDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	n.Args = []string{"--config=" + n.Config, "--config-dir=" + n.ConfigDir, "--root-dir=" + filepath.Join(dir, "root"),
-		"--cert-dir=" + filepath.Join(dir, "pki"), "--kubeconfig=" + api.kubeletKubeconfig(t, n.Name),
-		"--hostname-override=" + n.Name, "--node-ip=" + api.Net.HostIP}
-	n.Restart = restartScript(t, dir, "KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid "+kubelet+" "+strings.Join(n.Args, " "))
-	t.Cleanup(n.stop)
-	if out, err := exec.Command(n.Restart).CombinedOutput(); err != nil {
-		t.Fatalf("start the kubelet: %v %s", err, out)
+
+	co := containerdOptions{kind: o.runtime}
+	if o.cluster {
+		co.pods = &podNetwork{bridge: "kcfg-pods0", subnet: "10.213.1.0/24"}
 	}
-	n.waitReady(t, time.Time{}, 60*time.Second)
+	n.Runtime = startContainerd(t, filepath.Join(dir, "containerd"), co)
+
+	n.Name, _ = os.Hostname()
+	n.Base = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + n.Runtime.sock +
+		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
+	n.Args = []string{"--config=" + n.Config, "--config-dir=" + n.ConfigDir, "--root-dir=" + n.RootDir, "--cert-dir=" + n.CertDir}
+	if o.cluster {
+		n.API, n.Name, n.Namespace = api, clusterNodeName, api.namespace(t)
+		n.Base = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + n.Runtime.sock +
+			"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: true\n  x509:\n    clientCAFile: " +
+			api.CA.CertFile + "\nauthorization:\n  mode: Webhook\n"
+		n.Args = append(n.Args, "--kubeconfig="+api.kubeletKubeconfig(t, n.Name), "--hostname-override="+n.Name, "--node-ip="+api.Net.HostIP)
+	}
+	if o.config == "" {
+		o.config = "cgroupDriver: cgroupfs\nmaxPods: 100\n"
+	}
+	write(t, n.Config, n.Base+o.config)
+	n.writeRestart(t)
+	t.Cleanup(n.cleanup)
+	if !o.noStart {
+		n.start(t)
+	}
 	return n
 }
 
-// stop deletes the pods (so the kubelet tears their sandboxes and network
-// down), then stops the kubelet of the pid file and whatever containers are
-// left.
-func (n *clusterNode) stop() {
-	ctx := context.Background()
-	pods, err := n.API.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
-	if err == nil {
-		zero := int64(0)
-		for _, p := range pods.Items {
-			_ = n.API.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+// cleanup deletes a cluster node's pods (its kubelet stops their
+// containers and tears their network down), then ends the kubelet.
+func (n *kubeletNode) cleanup() {
+	if n.API != nil {
+		ctx := context.Background()
+		pods, err := n.API.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
+		if err == nil {
+			zero := int64(0)
+			for _, p := range pods.Items {
+				_ = n.API.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			}
+		}
+		n.Runtime.waitNoTasks(30 * time.Second)
+	}
+	n.stop()
+}
+
+// stop ends the kubelet of the pid file.
+func (n *kubeletNode) stop() {
+	endPid(readPid(n.PidFile), 10*time.Second)
+}
+
+// setArgs replaces the kubelet's command line (after the binary).
+func (n *kubeletNode) setArgs(t testing.TB, args ...string) {
+	t.Helper()
+	n.Args = args
+	n.writeRestart(t)
+}
+
+// setLaunch replaces the shell lines that start the kubelet (the last one
+// runs it, without redirection or &: the restart script adds them); "" is
+// the kubelet with n.Args.
+func (n *kubeletNode) setLaunch(t testing.TB, lines string) {
+	t.Helper()
+	n.launch = lines
+	n.writeRestart(t)
+}
+
+// setPreLaunch sets shell lines the restart script runs after it stopped
+// the old kubelet and before it starts the next.
+func (n *kubeletNode) setPreLaunch(t testing.TB, lines string) {
+	t.Helper()
+	n.preLaunch = lines
+	n.writeRestart(t)
+}
+
+// writeRestart writes the restart script: it stops the kubelet of the pid
+// file, waiting until it is gone or a zombie (PID 1 here may not reap it) at
+// most 10 s, then makes sure; starts the next one in the background; and
+// records it (pid file, and the run's record).
+func (n *kubeletNode) writeRestart(t testing.TB) {
+	t.Helper()
+	launch := n.launch
+	if launch == "" {
+		quoted := make([]string, len(n.Args))
+		for i, a := range n.Args {
+			quoted[i] = shellQuote(a)
+		}
+		launch = "KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid " + n.Kubelet + " " + strings.Join(quoted, " ")
+	}
+	write(t, n.Restart, fmt.Sprintf(`#!/bin/sh
+pid=%[1]s
+if [ -f $pid ]; then
+  p=$(cat $pid); kill $p 2>/dev/null; i=0
+  while [ -e /proc/$p ] && [ "$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -c1)" != Z ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
+  kill -9 $p 2>/dev/null
+fi
+%[2]s
+%[3]s >>%[4]s 2>&1 </dev/null &
+echo $! >$pid
+%[5]s
+`, n.PidFile, n.preLaunch, launch, n.Log, recordLine()))
+	if err := os.Chmod(n.Restart, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=/.:,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// launchKubelet runs the restart script (the old kubelet stopped, a new one
+// started) and returns the new kubelet's PID, without waiting for it.
+func (n *kubeletNode) launchKubelet(t testing.TB) int {
+	t.Helper()
+	if out, err := exec.Command(n.Restart).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", n.Restart, err, out)
+	}
+	return readPid(n.PidFile)
+}
+
+// start starts the kubelet and waits until it is healthy, or for a cluster
+// node until its Node is Ready.
+func (n *kubeletNode) start(t testing.TB) {
+	t.Helper()
+	n.launchKubelet(t)
+	if n.API != nil {
+		n.waitReady(t, time.Time{}, 60*time.Second)
+		return
+	}
+	n.waitHealthy(t)
+}
+
+// waitHealthy waits until the kubelet's healthz answers 200.
+func (n *kubeletNode) waitHealthy(t testing.TB) {
+	t.Helper()
+	waitHealthyAt(t, func() string { return tailFile(n.Log) })
+}
+
+// applyArgs are the flags every kubeletcfg apply (rollback, recover) of
+// this node takes: the node, the kubelet's version, the restart command,
+// the pid file, the kubelet's log and kubeletcfg's state directory.
+func (n *kubeletNode) applyArgs() []string {
+	return []string{"--node", n.Name, "--kubelet-version", n.Minor, "--restart-command", n.Restart,
+		"--pid-file", n.PidFile, "--kubelet-log", n.Log, "--state-dir", n.StateDir}
+}
+
+// argv is the command line of kubeletcfg CMD (apply, rollback) for this
+// node: its flags (applyArgs), extra, and the kubelet's after --.
+func (n *kubeletNode) argv(cmd string, extra ...string) []string {
+	argv := append(append([]string{cmd}, n.applyArgs()...), extra...)
+	return append(append(argv, "--"), n.Args...)
+}
+
+// writeNew writes the node's Base and content as new.yaml in its directory.
+func (n *kubeletNode) writeNew(t testing.TB, content string) string {
+	t.Helper()
+	file := filepath.Join(n.Dir, "new.yaml")
+	write(t, file, n.Base+content)
+	return file
+}
+
+// requireNoKubelet fails when a kubelet already answers on this machine.
+func requireNoKubelet(t testing.TB) {
+	t.Helper()
+	if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a kubelet already answers on 127.0.0.1:10248: stop it first")
+	}
+}
+
+// waitHealthyAt waits until the kubelet of this machine's network answers
+// 200 on healthz; diag says why not.
+func waitHealthyAt(t testing.TB, diag func() string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
 		}
 	}
-	ctr := func(args ...string) string {
-		out, _ := exec.Command("ctr", append([]string{"-a", n.containerdS, "-n", "k8s.io"}, args...)...).Output()
-		return strings.TrimSpace(string(out))
+	t.Fatalf("the kubelet did not become healthy:\n%s", diag())
+}
+
+// fetchConfigz reads /configz of the kubelet of this machine's network
+// (anonymous: a standalone node's or the nspawn tree's).
+func fetchConfigz(t testing.TB) []byte {
+	t.Helper()
+	code, body, err := getConfigz()
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("configz: %d %v: %s", code, err, body)
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && ctr("tasks", "ls", "-q") != ""; {
-		time.Sleep(250 * time.Millisecond)
+	var wrapped struct {
+		KubeletConfig json.RawMessage `json:"kubeletconfig"`
 	}
-	if b, err := os.ReadFile(n.PidFile); err == nil {
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			_ = exec.Command("kill", "-9", strconv.Itoa(pid)).Run()
+	if err := json.Unmarshal(body, &wrapped); err != nil {
+		t.Fatalf("configz: %v: %s", err, body)
+	}
+	return wrapped.KubeletConfig
+}
+
+func getConfigz() (int, []byte, error) {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Get("https://127.0.0.1:10250/configz")
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// configzField is a top-level field of /configz.
+func configzField(t testing.TB, field string) any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(fetchConfigz(t), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m[field]
+}
+
+func configzMaxPods(t testing.TB) float64 {
+	t.Helper()
+	n, _ := configzField(t, "maxPods").(float64)
+	return n
+}
+
+// The change the tests use to kill the kubelet: valid for kubeletcfg and
+// for the kubelet's validation, and the kubelet exits about half a second
+// after its start (after its healthz first answered) on either runtime, in
+// the nspawn tree too. (cgroupDriver: systemd no longer does: with
+// containerd 2 the kubelet takes the driver from the runtime.)
+const (
+	fatalAtStart        = "kubeReserved:\n  memory: 100Ti\n"
+	fatalAtStartMessage = "invalid Node Allocatable configuration"
+)
+
+// removeKubeletCgroups removes the cgroups a kubelet made below root (its
+// cgroupRoot) in every hierarchy: kubepods and what is below, deepest
+// first (those that still hold a process stay).
+func removeKubeletCgroups(root string) {
+	hierarchies, _ := os.ReadDir("/sys/fs/cgroup")
+	for _, h := range hierarchies {
+		for _, top := range []string{"kubepods", "kubepods.slice"} {
+			var dirs []string
+			_ = filepath.WalkDir(filepath.Join("/sys/fs/cgroup", h.Name(), root, top), func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					dirs = append(dirs, p)
+				}
+				return nil
+			})
+			for i := len(dirs) - 1; i >= 0; i-- {
+				_ = syscall.Rmdir(dirs[i])
+			}
 		}
 	}
-	for _, id := range strings.Fields(ctr("tasks", "ls", "-q")) {
-		ctr("tasks", "kill", "-s", "SIGKILL", id)
-	}
-	time.Sleep(300 * time.Millisecond)
 }
 
 // waitReady waits until the Node is Ready with a heartbeat not before since
 // and says when it saw that.
-func (n *clusterNode) waitReady(t *testing.T, since time.Time, timeout time.Duration) time.Time {
+func (n *kubeletNode) waitReady(t testing.TB, since time.Time, timeout time.Duration) time.Time {
 	t.Helper()
 	var last string
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -145,36 +395,36 @@ func (n *clusterNode) waitReady(t *testing.T, since time.Time, timeout time.Dura
 			}
 		}
 	}
-	log, _ := os.ReadFile(n.Log)
-	t.Fatalf("node %s not Ready within %s (last: %s); kubelet log:\n%s", n.Name, timeout, last, tail(log))
+	t.Fatalf("node %s not Ready within %s (last: %s); kubelet log:\n%s", n.Name, timeout, last, tailFile(n.Log))
 	return time.Time{}
 }
 
-// replicaSet creates a ReplicaSet of one pod labelled app=NAME, and binds
-// its pod to the node as the scheduler would (there is none).
-func (n *clusterNode) replicaSet(t *testing.T, name string) *corev1.Pod {
+// replicaSet creates a ReplicaSet of one pod labelled app=NAME in the
+// test's namespace, and binds its pod to the node as the scheduler would
+// (there is none).
+func (n *kubeletNode) replicaSet(t testing.TB, name string) *corev1.Pod {
 	t.Helper()
 	one := int32(1)
 	rs := &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: n.Namespace},
 		Spec: appsv1.ReplicaSetSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
 			Template: podTemplate(name)},
 	}
-	if _, err := n.API.Client.AppsV1().ReplicaSets("default").Create(context.Background(), rs, metav1.CreateOptions{}); err != nil {
+	if _, err := n.API.Client.AppsV1().ReplicaSets(n.Namespace).Create(context.Background(), rs, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return n.bindRunning(t, name)
 }
 
 // daemonSet creates a DaemonSet labelled app=NAME and binds its pod.
-func (n *clusterNode) daemonSet(t *testing.T, name string) *corev1.Pod {
+func (n *kubeletNode) daemonSet(t testing.TB, name string) *corev1.Pod {
 	t.Helper()
 	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: n.Namespace},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
 			Template: podTemplate(name)},
 	}
-	if _, err := n.API.Client.AppsV1().DaemonSets("default").Create(context.Background(), ds, metav1.CreateOptions{}); err != nil {
+	if _, err := n.API.Client.AppsV1().DaemonSets(n.Namespace).Create(context.Background(), ds, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return n.bindRunning(t, name)
@@ -194,14 +444,14 @@ func podTemplate(app string) corev1.PodTemplateSpec {
 
 // bindRunning binds the pending pod labelled app=APP to the node and waits
 // until it runs and is ready.
-func (n *clusterNode) bindRunning(t *testing.T, app string) *corev1.Pod {
+func (n *kubeletNode) bindRunning(t testing.TB, app string) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
 	sel := labels.SelectorFromSet(labels.Set{"app": app}).String()
 	bound := false
 	var last string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		pods, err := n.API.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: sel})
+		pods, err := n.API.Client.CoreV1().Pods(n.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil || len(pods.Items) == 0 {
 			continue
 		}
@@ -222,68 +472,80 @@ func (n *clusterNode) bindRunning(t *testing.T, app string) *corev1.Pod {
 			}
 		}
 	}
-	log, _ := os.ReadFile(n.Log)
-	t.Fatalf("pod app=%s not running within 60 s (%s); kubelet log:\n%s", app, last, tail(log))
+	t.Fatalf("pod app=%s not running within 60 s (%s); kubelet log:\n%s", app, last, tailFile(n.Log))
 	return nil
 }
 
-// importPodImage builds a static program that waits for SIGTERM, packs it as
-// an image (docker save layout) and imports it into containerd: nothing can
-// be pulled here, and it serves as the pods' sandbox too.
-func importPodImage(t *testing.T, dir, sock string) {
+// budget creates a PodDisruptionBudget that keeps one pod labelled app=APP
+// available, and waits until the controller manager has counted it (before
+// that every eviction is refused for another reason).
+func (n *kubeletNode) budget(t testing.TB, app string) {
 	t.Helper()
-	src := filepath.Join(dir, "pause", "main.go")
-	write(t, src, "package main\n\nimport (\n\t\"os\"\n\t\"os/signal\"\n\t\"syscall\"\n)\n\nfunc main() {\n\tc := make(chan os.Signal, 1)\n\tsignal.Notify(c, syscall.SIGTERM, syscall.SIGINT)\n\t<-c\n}\n")
-	bin := filepath.Join(dir, "pause", "pause")
-	build := exec.Command("go", "build", "-o", bin, src)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the pause program: %v\n%s", err, out)
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: n.Namespace},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
+	if _, err := n.API.Client.PolicyV1().PodDisruptionBudgets(n.Namespace).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	prog, err := os.ReadFile(bin)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		pdb, err := n.API.Client.PolicyV1().PodDisruptionBudgets(n.Namespace).Get(context.Background(), app, metav1.GetOptions{})
+		if err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 1 {
+			return
+		}
+	}
+	t.Fatalf("PodDisruptionBudget %s never counted its pod", app)
+}
+
+// cordoned says whether the Node is unschedulable.
+func (n *kubeletNode) cordoned(t testing.TB) bool {
+	t.Helper()
+	node, err := n.API.Client.CoreV1().Nodes().Get(context.Background(), n.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
-	if err := tw.WriteHeader(&tar.Header{Name: "pause", Mode: 0o755, Size: int64(len(prog)), Typeflag: tar.TypeReg}); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = tw.Write(prog)
-	_ = tw.Close()
-	config, _ := json.Marshal(map[string]any{
-		"architecture": "amd64", "os": "linux",
-		"config": map[string]any{"Entrypoint": []string{"/pause"}},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{fmt.Sprintf("sha256:%x", sha256.Sum256(layer.Bytes()))}},
-	})
-	manifest, _ := json.Marshal([]map[string]any{{"Config": "config.json", "RepoTags": []string{podImage}, "Layers": []string{"layer.tar"}}})
-	var image bytes.Buffer
-	tw = tar.NewWriter(&image)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"layer.tar", layer.Bytes()}, {"config.json", config}, {"manifest.json", manifest}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		_, _ = tw.Write(f.data)
-	}
-	_ = tw.Close()
-	archive := filepath.Join(dir, "pause", "image.tar")
-	write(t, archive, image.String())
-	if out, err := exec.Command("ctr", "-a", sock, "-n", "k8s.io", "images", "import", archive).CombinedOutput(); err != nil {
-		t.Fatalf("ctr images import: %v\n%s", err, out)
-	}
+	return node.Spec.Unschedulable
 }
 
-// podNetns names the network namespaces containerd made for pod sandboxes.
-func podNetns() map[string]bool {
-	names := map[string]bool{}
-	entries, _ := os.ReadDir("/var/run/netns")
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "cni-") {
-			names[e.Name()] = true
+// watchReady samples the Node's Ready condition every 50 ms from now on;
+// the function it returns stops and says how long Ready was not True.
+func (n *kubeletNode) watchReady(t testing.TB) func() time.Duration {
+	t.Helper()
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var down time.Duration
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		last := time.Now()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			ready := false
+			if node, err := n.API.Client.CoreV1().Nodes().Get(context.Background(), n.Name, metav1.GetOptions{}); err == nil {
+				for _, c := range node.Status.Conditions {
+					ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
+				}
+			}
+			now := time.Now()
+			if !ready {
+				mu.Lock()
+				down += now.Sub(last)
+				mu.Unlock()
+			}
+			last = now
 		}
+	}()
+	var once sync.Once
+	done := func() time.Duration {
+		once.Do(func() { close(stop); wg.Wait() })
+		mu.Lock()
+		defer mu.Unlock()
+		return down
 	}
-	return names
+	t.Cleanup(func() { done() })
+	return done
 }

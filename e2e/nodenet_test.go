@@ -25,14 +25,14 @@ type nodeNet struct {
 }
 
 // startNodeNet creates the namespace and the veth pair (after removing what
-// a killed earlier run left), and removes them at the end of the test.
-func startNodeNet(t *testing.T) *nodeNet {
+// a killed earlier run left), and removes them at the end of the run.
+func startNodeNet(t testing.TB) *nodeNet {
 	t.Helper()
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Fatal("ip is not installed: make e2e installs iproute2")
 	}
 	removeNodeNet()
-	t.Cleanup(removeNodeNet)
+	atTeardown(removeNodeNet)
 	for _, args := range [][]string{
 		{"netns", "add", netNamespace},
 		{"link", "add", vethHost, "type", "veth", "peer", "name", vethPeer},
@@ -48,14 +48,16 @@ func startNodeNet(t *testing.T) *nodeNet {
 	return &nodeNet{HostIP: hostIP}
 }
 
-// addAddress puts one more address (10.213.x.y, a /32) on the host end, for
-// a test that registers several Nodes, each at its own address.
-func (n *nodeNet) addAddress(t *testing.T, addr string) {
+// addAddress puts one more address (10.213.x.y, a /32) on the host end
+// until the test ends, for a test that registers several Nodes, each at
+// its own address.
+func (n *nodeNet) addAddress(t testing.TB, addr string) {
 	t.Helper()
 	if !strings.HasPrefix(addr, "10.213.") {
 		t.Fatalf("address %s is not in the test's own 10.213.0.0/16", addr)
 	}
 	ip(t, "addr", "add", addr+"/32", "dev", vethHost)
+	t.Cleanup(func() { _ = exec.Command("ip", "addr", "del", addr+"/32", "dev", vethHost).Run() })
 }
 
 func removeNodeNet() {
@@ -63,7 +65,7 @@ func removeNodeNet() {
 	_ = exec.Command("ip", "netns", "del", netNamespace).Run()
 }
 
-func ip(t *testing.T, args ...string) {
+func ip(t testing.TB, args ...string) {
 	t.Helper()
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)

@@ -28,7 +28,7 @@ type testCA struct {
 	serial   int64
 }
 
-func newTestCA(t *testing.T, dir string) *testCA {
+func newTestCA(t testing.TB, dir string) *testCA {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{
@@ -56,7 +56,7 @@ func newTestCA(t *testing.T, dir string) *testCA {
 
 // issue writes NAME.crt and NAME.key: a client certificate for the user CN
 // in the groups orgs, and a serving certificate too when hosts are given.
-func (ca *testCA) issue(t *testing.T, name, cn string, orgs []string, hosts ...string) (certFile, keyFile string) {
+func (ca *testCA) issue(t testing.TB, name, cn string, orgs []string, hosts ...string) (certFile, keyFile string) {
 	t.Helper()
 	key := newKey(t)
 	ca.serial++
@@ -90,7 +90,7 @@ func (ca *testCA) issue(t *testing.T, name, cn string, orgs []string, hosts ...s
 
 // kubeconfig writes NAME.kubeconfig: the server, this CA, and a client
 // certificate for the user CN in the groups orgs.
-func (ca *testCA) kubeconfig(t *testing.T, server, name, cn string, orgs ...string) string {
+func (ca *testCA) kubeconfig(t testing.TB, server, name, cn string, orgs ...string) string {
 	t.Helper()
 	cert, key := ca.issue(t, name, cn, orgs)
 	path := filepath.Join(ca.dir, name+".kubeconfig")
@@ -114,7 +114,7 @@ current-context: e2e
 	return path
 }
 
-func newKey(t *testing.T) *ecdsa.PrivateKey {
+func newKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -123,7 +123,7 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 	return key
 }
 
-func keyPEM(t *testing.T, key *ecdsa.PrivateKey) string {
+func keyPEM(t testing.TB, key *ecdsa.PrivateKey) string {
 	t.Helper()
 	der, err := x509.MarshalECPrivateKey(key)
 	if err != nil {

@@ -247,28 +247,6 @@ func cpuSeconds(t testing.TB, pid int) float64 {
 	return (utime + stime) / 100 // USER_HZ
 }
 
-// pidOf finds the process running bin with an argument containing arg.
-func pidOf(t testing.TB, bin, arg string) int {
-	t.Helper()
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(raw), "\x00")
-		if args[0] == bin && strings.Contains(string(raw), arg) {
-			return pid
-		}
-	}
-	t.Fatalf("no process %s with %s", bin, arg)
-	return 0
-}
-
 // quietLog drops the servers' complaints about handshakes the API server
 // gives up (timeouts, the plain-HTTP kubelet).
 func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }

@@ -3,84 +3,28 @@
 package e2e
 
 import (
-	"errors"
-	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
-// TestApplyUnderSystemd boots a Debian tree with systemd in systemd-nspawn,
-// with the kubelet as a systemd service, and runs kubeletcfg apply inside it:
-// the restart goes through systemd's D-Bus API and the watch reads the unit.
-// A good change ends healthy; one the kubelet refuses at start is rolled back.
+// TestApplyUnderSystemd runs kubeletcfg apply in the Debian tree booted
+// with systemd-nspawn, the kubelet a systemd service on containerd 2 with
+// the systemd cgroup driver: the restart goes through systemd's D-Bus API
+// and the watch reads the unit. A good change ends healthy; one the kubelet
+// refuses at start is rolled back.
 func TestApplyUnderSystemd(t *testing.T) {
-	rootfs := os.Getenv("NSPAWN_ROOTFS")
-	kubelet := os.Getenv("KUBELET_BIN")
-	minor := os.Getenv("KUBELET_VERSION")
-	if rootfs == "" || kubelet == "" {
-		t.Fatal("NSPAWN_ROOTFS and KUBELET_BIN are not set: run make e2e")
+	s := useSystemdNode(t, systemdOptions{})
+	minor, base, in := s.Minor, s.Base, s.In
+	inside := func(args ...string) (int, string) { return s.Inside(t, args...) }
+	if got := configzField(t, "cgroupDriver"); got != "systemd" {
+		t.Errorf("the kubelet on containerd 2 with runc's SystemdCgroup runs the %v cgroup driver, want systemd", got)
 	}
-	requireNoKubelet(t)
-	defer saveSysctls(t)()
-	bin := filepath.Join(t.TempDir(), "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
-		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
-	}
-	base := `apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
-cgroupDriver: cgroupfs
-cgroupsPerQOS: false
-enforceNodeAllocatable: []
-authentication:
-  anonymous:
-    enabled: true
-  webhook:
-    enabled: false
-authorization:
-  mode: AlwaysAllow
-`
-	in := func(p string) string { return filepath.Join(rootfs, p) }
-	write(t, in("/var/lib/kubelet/config.yaml"), base+"failCgroupV1: false\nmaxPods: 100\n")
-	write(t, in("/etc/containerd/config.toml"), "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  restrict_oom_score_adj = true\n")
-	write(t, in("/etc/systemd/system/kubelet.service"), `[Unit]
-Description=kubelet
-After=containerd.service
-[Service]
-ExecStart=/usr/local/bin/kubelet --config=/var/lib/kubelet/config.yaml
-Restart=always
-RestartSec=2
-[Install]
-WantedBy=multi-user.target
-`)
-	write(t, in("/etc/hostname"), "kcnode\n")
-	write(t, in("/etc/hosts"), "127.0.0.1 localhost kcnode\n")
-	os.Remove(in("/etc/systemd/system/multi-user.target.wants/kubelet.service"))
-	if err := os.Symlink("/etc/systemd/system/kubelet.service", in("/etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
-		t.Fatal(err)
-	}
-	for _, stale := range []string{"/var/lib/kubelet/config.yaml.bak.*", "/var/lib/kubelet/.kubeletcfg*", "/var/lib/kubeletcfg",
-		"/etc/systemd/system/kubeletcfg-recover.service", "/etc/systemd/system/kubelet.service.wants"} {
-		matches, _ := filepath.Glob(in(stale))
-		for _, m := range matches {
-			os.RemoveAll(m)
-		}
-	}
-
-	tree := bootTree(t, rootfs, kubelet, bin)
-	defer func() { tree.stop(false) }()
-	inside := func(args ...string) (int, string) { return tree.inside(t, args...) }
-	waitHealthyAt(t, func() string { _, out := inside("journalctl", "-u", "kubelet", "--no-pager", "-n", "30"); return out })
 
 	applyIn := func(file string) (int, string) {
-		return inside("/usr/local/bin/kubeletcfg", "apply", "--node", "kcnode", "-f", file, "--kubelet-version", minor,
+		return inside("/usr/local/bin/kubeletcfg", "apply", "--node", s.Name, "-f", file, "--kubelet-version", minor,
 			"--stable-for", "2s", "--health-timeout", "30s")
 	}
 	write(t, in("/root/good.yaml"), base+"failCgroupV1: false\nmaxPods: 111\n")
@@ -110,7 +54,7 @@ WantedBy=multi-user.target
 	// kubeletcfg killed right after the write: its guard restores the old
 	// file and restarts the unit over D-Bus.
 	write(t, in("/root/killed.yaml"), base+"failCgroupV1: false\nmaxPods: 133\n")
-	code, out = inside("env", "KUBELETCFG_FAILPOINT=after-write", "/usr/local/bin/kubeletcfg", "apply", "--node", "kcnode",
+	code, out = inside("env", "KUBELETCFG_FAILPOINT=after-write", "/usr/local/bin/kubeletcfg", "apply", "--node", s.Name,
 		"-f", "/root/killed.yaml", "--kubelet-version", minor, "--stable-for", "2s")
 	if code != 137 && code != -1 {
 		t.Fatalf("apply with the failpoint was not killed: exit %d\n%s", code, out)
@@ -135,7 +79,7 @@ WantedBy=multi-user.target
 	// kills apply, hung after its write) leaves the guard, which restores.
 	write(t, in("/root/hung.yaml"), base+"failCgroupV1: false\nmaxPods: 144\n")
 	if code, out := inside("systemd-run", "--unit=kubeletcfg-e2e-apply", "--setenv=KUBELETCFG_HANGPOINT=after-write",
-		"/usr/local/bin/kubeletcfg", "apply", "--node", "kcnode", "-f", "/root/hung.yaml", "--kubelet-version", minor, "--stable-for", "2s"); code != 0 {
+		"/usr/local/bin/kubeletcfg", "apply", "--node", s.Name, "-f", "/root/hung.yaml", "--kubelet-version", minor, "--stable-for", "2s"); code != 0 {
 		t.Fatalf("systemd-run apply: exit %d\n%s", code, out)
 	}
 	waitFile(t, in("/var/lib/kubelet/config.yaml"), "maxPods: 144", 30*time.Second)
@@ -162,15 +106,15 @@ WantedBy=multi-user.target
 	// old file back before the kubelet starts.
 	write(t, in("/root/reboot.yaml"), base+"failCgroupV1: false\nmaxPods: 155\n")
 	if code, out := inside("systemd-run", "--unit=kubeletcfg-e2e-apply2", "--setenv=KUBELETCFG_HANGPOINT=after-write",
-		"/usr/local/bin/kubeletcfg", "apply", "--node", "kcnode", "-f", "/root/reboot.yaml", "--kubelet-version", minor, "--stable-for", "2s", "--health-timeout", "60s"); code != 0 {
+		"/usr/local/bin/kubeletcfg", "apply", "--node", s.Name, "-f", "/root/reboot.yaml", "--kubelet-version", minor, "--stable-for", "2s", "--health-timeout", "60s"); code != 0 {
 		t.Fatalf("systemd-run apply: exit %d\n%s", code, out)
 	}
 	waitFile(t, in("/var/lib/kubelet/config.yaml"), "maxPods: 155", 30*time.Second)
-	tree.stop(true)
+	s.PowerCut(t)
 	if _, err := os.Stat(in("/var/lib/kubeletcfg/journal.json")); err != nil {
 		t.Fatalf("no journal after the power cut: %v", err)
 	}
-	tree = bootTree(t, rootfs, kubelet, bin)
+	s.Boot(t)
 	waitHealthyAt(t, func() string { _, out := inside("journalctl", "-b", "--no-pager", "-n", "60"); return out })
 	if b, _ := os.ReadFile(in("/var/lib/kubelet/config.yaml")); !strings.Contains(string(b), "maxPods: 111") {
 		t.Errorf("after the reboot the config file holds:\n%s", b)
@@ -191,128 +135,4 @@ WantedBy=multi-user.target
 	}
 	_, rec := inside("journalctl", "-b", "-u", "kubeletcfg-recover", "-o", "cat", "--no-pager")
 	t.Logf("under systemd: power cut between write and confirmation; at the next boot, before the kubelet started:\n%s", strings.TrimSpace(rec))
-}
-
-func mustInt(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
-}
-
-// waitFile waits until the file at p contains s.
-func waitFile(t *testing.T, p, s string, d time.Duration) {
-	t.Helper()
-	for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
-		if b, _ := os.ReadFile(p); strings.Contains(string(b), s) {
-			return
-		}
-		if time.Now().After(end) {
-			b, _ := os.ReadFile(p)
-			t.Fatalf("%s does not hold %q after %s:\n%s", p, s, d, b)
-		}
-	}
-}
-
-// waitGone waits until nothing is at p.
-func waitGone(t *testing.T, p string, d time.Duration) {
-	t.Helper()
-	for end := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
-		if _, err := os.Lstat(p); err != nil {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("%s is still there after %s", p, d)
-		}
-	}
-}
-
-// nspawnTree is a booted systemd-nspawn container of the e2e rootfs.
-type nspawnTree struct {
-	boot *exec.Cmd
-	init int
-	done chan error
-}
-
-// bootTree boots rootfs with the kubelet and kubeletcfg bound in.
-func bootTree(t *testing.T, rootfs, kubelet, bin string) *nspawnTree {
-	t.Helper()
-	boot := exec.Command("systemd-nspawn", "-b", "-D", rootfs, "--register=no", "--keep-unit",
-		"--bind=/dev/kmsg", "--capability=CAP_SYSLOG", "--system-call-filter=@keyring",
-		"--bind-ro="+kubelet+":/usr/local/bin/kubelet", "--bind-ro="+bin+":/usr/local/bin/kubeletcfg")
-	boot.Env = append(os.Environ(), "SYSTEMD_NSPAWN_API_VFS_WRITABLE=1")
-	log, err := os.Create(filepath.Join(t.TempDir(), "nspawn.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	boot.Stdout, boot.Stderr, boot.Stdin = log, log, nil
-	if err := boot.Start(); err != nil {
-		t.Fatalf("systemd-nspawn: %v (make e2e installs it)", err)
-	}
-	tree := &nspawnTree{boot: boot, done: make(chan error, 1)}
-	go func() { tree.done <- boot.Wait() }()
-	tree.init = containerInit(t, boot.Process.Pid, log.Name())
-	return tree
-}
-
-// stop shuts the tree down (SIGTERM to nspawn), or with kill cuts its power.
-func (n *nspawnTree) stop(kill bool) {
-	if kill {
-		// PID 1 of the container gone: the kernel kills all of it at once.
-		syscall.Kill(n.init, syscall.SIGKILL)
-	} else {
-		n.boot.Process.Signal(syscall.SIGTERM)
-	}
-	select {
-	case <-n.done:
-	case <-time.After(20 * time.Second):
-		n.boot.Process.Kill()
-		<-n.done
-	}
-}
-
-// inside runs a command in the tree's namespaces.
-func (n *nspawnTree) inside(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	cmd := exec.Command("nsenter", append([]string{"-t", fmt.Sprint(n.init), "-a"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), string(out)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, string(out)
-}
-
-// containerInit finds the container's PID 1 (the child of systemd-nspawn)
-// and waits until its systemd runs.
-func containerInit(t *testing.T, nspawn int, logPath string) int {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		out, _ := exec.Command("pgrep", "-P", fmt.Sprint(nspawn)).Output()
-		var pid int
-		if _, err := fmt.Sscan(string(out), &pid); err != nil || pid == 0 {
-			continue
-		}
-		state, _ := exec.Command("nsenter", "-t", fmt.Sprint(pid), "-a", "systemctl", "is-system-running").Output()
-		if s := strings.TrimSpace(string(state)); s == "running" || s == "degraded" {
-			return pid
-		}
-	}
-	log, _ := os.ReadFile(logPath)
-	t.Fatalf("the container's systemd did not come up:\n%s", tail(log))
-	return 0
-}
-
-func waitHealthyAt(t *testing.T, diag func() string) {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-	}
-	t.Fatalf("the kubelet did not become healthy:\n%s", diag())
 }
