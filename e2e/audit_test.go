@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 )
 
 // TestAuditSaysWhatTheKubeletDoes runs the real kubelet on flags alone and
@@ -26,19 +28,9 @@ func TestAuditSaysWhatTheKubeletDoes(t *testing.T) {
 	// kubeconfig naming a loopback port nobody listens on is enough for the
 	// kubelet to start and to refuse requests that carry no credentials.
 	kubeconfig := filepath.Join(dir, "kubelet.kubeconfig")
-	write(t, kubeconfig, `apiVersion: v1
-kind: Config
-clusters:
-- name: none
-  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
-users:
-- name: none
-  user: {token: none}
-contexts:
-- name: none
-  context: {cluster: none, user: none}
-current-context: none
-`)
+	if err := (testkit.Kubeconfig{Server: "https://127.0.0.1:1", Token: "none"}).Write(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
 	legacy := []string{
 		"--kubeconfig=" + kubeconfig,
 		"--container-runtime-endpoint=unix://" + n.Runtime.sock,

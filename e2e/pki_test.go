@@ -9,12 +9,13 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 )
 
 // testCA is a throwaway certificate authority: the API server trusts client
@@ -94,23 +95,9 @@ func (ca *testCA) kubeconfig(t testing.TB, server, name, cn string, orgs ...stri
 	t.Helper()
 	cert, key := ca.issue(t, name, cn, orgs)
 	path := filepath.Join(ca.dir, name+".kubeconfig")
-	write(t, path, fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: %s
-    certificate-authority: %s
-users:
-- name: %s
-  user:
-    client-certificate: %s
-    client-key: %s
-contexts:
-- name: e2e
-  context: {cluster: e2e, user: %s}
-current-context: e2e
-`, server, ca.CertFile, name, cert, key, name))
+	if err := (testkit.Kubeconfig{Server: server, CAFile: ca.CertFile, ClientCert: cert, ClientKey: key}).Write(path); err != nil {
+		t.Fatal(err)
+	}
 	return path
 }
 

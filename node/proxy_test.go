@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 )
 
 // TestConfigzViaAPIServer checks the request the node proxy gets: the
@@ -27,19 +29,7 @@ func TestConfigzViaAPIServer(t *testing.T) {
 	}))
 	defer srv.Close()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "`+srv.URL+`/rancher/k8s", insecure-skip-tls-verify: true}
-users:
-- name: u
-  user: {token: sekrit}
-contexts:
-- name: ctx
-  context: {cluster: c, user: u}
-current-context: ctx
-`), 0o600); err != nil {
+	if err := (testkit.Kubeconfig{Server: srv.URL + "/rancher/k8s", Token: "sekrit"}).Write(kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 

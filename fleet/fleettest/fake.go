@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -202,19 +202,7 @@ func NewAPIServer(t testing.TB, version string, configMap string, nodes []Node) 
 	}))
 	t.Cleanup(f.Close)
 	f.Kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(f.Kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "`+f.URL+`", insecure-skip-tls-verify: true}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: ctx
-  context: {cluster: c, user: u}
-current-context: ctx
-`), 0o600); err != nil {
+	if err := (testkit.Kubeconfig{Server: f.URL, Token: "t"}).Write(f.Kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	return f

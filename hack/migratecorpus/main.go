@@ -20,6 +20,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -91,7 +92,7 @@ func migrateOne(v *schema.Version, name string) error {
 	}
 	base := filepath.Join(outDir, "v"+v.Minor)
 	old := filepath.Join(base, name+".old")
-	if err := copyTree(src, old); err != nil {
+	if err := testkit.CopyTree(src, old); err != nil {
 		return err
 	}
 	var kept []string
@@ -204,24 +205,6 @@ func readArgs(path string) ([]string, error) {
 
 func writeArgs(path string, args []string) error {
 	return os.WriteFile(path, []byte(strings.Join(args, "\n")+"\n"), 0o644)
-}
-
-func copyTree(src, dst string) error {
-	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
 }
 
 // setup is one legacy node: its kubelet command line and files.

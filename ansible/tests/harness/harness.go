@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 )
 
 // Env is a built kubeletcfg and the collection installed for one test.
@@ -210,7 +212,9 @@ func (ev Event) String() string {
 func (e *Env) StandIn(t testing.TB, name, config string) map[string]any {
 	t.Helper()
 	root := filepath.Join(e.Dir, "nodes", name)
-	copyTree(t, filepath.Join(e.Repo, "testdata", "nodes", "kubeadm-1.31"), root)
+	if err := testkit.CopyTree(filepath.Join(e.Repo, "testdata", "nodes", "kubeadm-1.31"), root); err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, filepath.Join(root, "etc", "hostname"), name+"\n")
 	writeFile(t, filepath.Join(root, "var", "lib", "kubelet", "config.yaml"), config)
 	extra := filepath.Join(root, "etc", "default", "kubelet")
@@ -262,28 +266,6 @@ func Restarts(t testing.TB, root string) int {
 		t.Fatal(err)
 	}
 	return strings.Count(string(b), "restart ")
-}
-
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func writeFile(t testing.TB, path, content string) {
