@@ -46,6 +46,7 @@ type containerdOptions struct {
 	kind          runtimeKind // "" is containerd2
 	systemdCgroup bool        // runc's SystemdCgroup (only under systemd: the nspawn tree)
 	pods          *podNetwork // a CNI bridge and the pause image; nil: neither
+	netns         string      // a network namespace to run in (its path); "" is this machine's
 }
 
 // podNetwork is a node's CNI bridge and pod subnet.
@@ -95,10 +96,11 @@ func startContainerd(t *testing.T, dir string, o containerdOptions) *containerd 
 					_ = exec.Command("ip", "netns", "del", name).Run()
 				}
 			}
-			_ = exec.Command("ip", "link", "del", o.pods.bridge).Run()
+			_ = inNetns(o.netns, "ip", "link", "del", o.pods.bridge).Run()
 		})
 	}
-	d, err := startDaemon(string(o.kind), filepath.Join(dir, "containerd.log"), environ, bin, "--config", c.config)
+	cmd := inNetns(o.netns, bin, "--config", c.config)
+	d, err := startDaemon(string(o.kind), filepath.Join(dir, "containerd.log"), environ, cmd.Path, cmd.Args[1:]...)
 	if err != nil {
 		t.Fatalf("%v (make e2e installs Debian's containerd and builds containerd 2)", err)
 	}
@@ -188,9 +190,27 @@ func containerdTOML(kind runtimeKind, root, state, sock string, systemdCgroup bo
 	return b.String()
 }
 
-// ctrCmd runs ctr against this containerd in the k8s.io namespace.
+// inNetns is a command that runs in the network namespace at netns (only
+// that: nsenter, not ip netns exec, which would hide the cgroup mounts),
+// or as it is when netns is "".
+func inNetns(netns, bin string, args ...string) *exec.Cmd {
+	if netns == "" {
+		return exec.Command(bin, args...)
+	}
+	return exec.Command("nsenter", append([]string{"--net=" + netns, "--", bin}, args...)...)
+}
+
+// ctrCmd runs ctr against this containerd in the k8s.io namespace: its
+// output (ctr 2 warns on stderr that cgroup v1 is deprecated), or an error
+// with what it said on stderr.
 func (c *containerd) ctrCmd(args ...string) (string, error) {
-	out, err := exec.Command(c.ctr, append([]string{"-a", c.sock, "-n", "k8s.io"}, args...)...).CombinedOutput()
+	cmd := exec.Command(c.ctr, append([]string{"-a", c.sock, "-n", "k8s.io"}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		err = fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
 	return strings.TrimSpace(string(out)), err
 }
 
@@ -222,7 +242,7 @@ func (c *containerd) importPodImage(t *testing.T) {
 	t.Helper()
 	archive := podImageArchive(t)
 	if out, err := c.ctrCmd("images", "import", archive); err != nil {
-		t.Fatalf("ctr images import: %v\n%s", err, out)
+		t.Fatalf("%v\n%s", err, out)
 	}
 }
 

@@ -55,6 +55,12 @@ type nodeOptions struct {
 	// noStart leaves the kubelet to n.start, after the test set its command
 	// line (setArgs, setLaunch).
 	noStart bool
+	// second makes the node a second one beside the first, in the kit's
+	// node network namespace (its own ports; address 10.213.0.2, the peer
+	// end of the veth): Node e2e-node-2 registered with the same control
+	// plane (implies cluster), with its own containerd, pod bridge and
+	// subnet, cgroupRoot (/e2e-node-2) and pod log directory.
+	second bool
 }
 
 type kubeletNode struct {
@@ -79,6 +85,11 @@ type kubeletNode struct {
 	Runtime   *containerd
 	API       *controlPlane // nil standalone
 	Namespace string        // a cluster node's test's namespace
+	// Netns is the network namespace the kubelet and its containerd run in
+	// (its path; "" is this machine's); IP is where this machine reaches
+	// the kubelet's healthz (and, for a second node, its API).
+	Netns, IP  string
+	CgroupRoot string
 
 	launch, preLaunch string
 }
@@ -87,12 +98,17 @@ type kubeletNode struct {
 // waits until it is healthy (a cluster node: until its Node is Ready).
 func newNode(t *testing.T, o nodeOptions) *kubeletNode {
 	t.Helper()
-	n := &kubeletNode{Kubelet: env(t, "KUBELET_BIN"), Minor: env(t, "KUBELET_VERSION")}
-	requireNoKubelet(t)
+	n := &kubeletNode{Kubelet: env(t, "KUBELET_BIN"), Minor: env(t, "KUBELET_VERSION"), IP: "127.0.0.1", CgroupRoot: "/"}
 	var api *controlPlane
-	if o.cluster {
+	if o.cluster || o.second {
 		api = useControlPlane(t) // before the node's cleanups: it ends after them
 	}
+	pods := &podNetwork{bridge: "kcfg-pods0", subnet: "10.213.1.0/24"}
+	if o.second {
+		n.Netns, n.IP, n.CgroupRoot = "/run/netns/"+netNamespace, api.Net.PeerIP, "/e2e-node-2"
+		pods = &podNetwork{bridge: "kcfg-pods1", subnet: "10.213.2.0/24"}
+	}
+	n.requireNoKubelet(t)
 	// Not t.TempDir: the kubelet leaves mounts under its root directory.
 	dir, err := os.MkdirTemp(kit.dir, "node")
 	if err != nil {
@@ -100,7 +116,10 @@ func newNode(t *testing.T, o nodeOptions) *kubeletNode {
 	}
 	t.Cleanup(func() { unmountUnder(dir); os.RemoveAll(dir) })
 	t.Cleanup(saveSysctls())
-	t.Cleanup(func() { removeKubeletCgroups("/") })
+	t.Cleanup(func() { removeKubeletCgroups(n.CgroupRoot) })
+	if n.CgroupRoot != "/" {
+		makeCgroupRoot(t, n.CgroupRoot)
+	}
 	n.Dir, n.RootDir, n.CertDir = dir, filepath.Join(dir, "root"), filepath.Join(dir, "pki")
 	n.PidFile, n.Log, n.Restart, n.StateDir = filepath.Join(dir, "kubelet.pid"), filepath.Join(dir, "kubelet.log"), filepath.Join(dir, "restart.sh"), filepath.Join(dir, "state")
 	cfgDir := o.configDir
@@ -112,9 +131,9 @@ func newNode(t *testing.T, o nodeOptions) *kubeletNode {
 		t.Fatal(err)
 	}
 
-	co := containerdOptions{kind: o.runtime}
-	if o.cluster {
-		co.pods = &podNetwork{bridge: "kcfg-pods0", subnet: "10.213.1.0/24"}
+	co := containerdOptions{kind: o.runtime, netns: n.Netns}
+	if api != nil {
+		co.pods = pods
 	}
 	n.Runtime = startContainerd(t, filepath.Join(dir, "containerd"), co)
 
@@ -122,12 +141,17 @@ func newNode(t *testing.T, o nodeOptions) *kubeletNode {
 	n.Base = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + n.Runtime.sock +
 		"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: true\n  webhook:\n    enabled: false\nauthorization:\n  mode: AlwaysAllow\n"
 	n.Args = []string{"--config=" + n.Config, "--config-dir=" + n.ConfigDir, "--root-dir=" + n.RootDir, "--cert-dir=" + n.CertDir}
-	if o.cluster {
+	if api != nil {
 		n.API, n.Name, n.Namespace = api, clusterNodeName, api.namespace(t)
+		nodeIP := api.Net.HostIP
 		n.Base = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + n.Runtime.sock +
 			"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: true\n  x509:\n    clientCAFile: " +
 			api.CA.CertFile + "\nauthorization:\n  mode: Webhook\n"
-		n.Args = append(n.Args, "--kubeconfig="+api.kubeletKubeconfig(t, n.Name), "--hostname-override="+n.Name, "--node-ip="+api.Net.HostIP)
+		if o.second {
+			n.Name, nodeIP = clusterNodeName+"-2", n.IP
+			n.Base += "cgroupRoot: " + n.CgroupRoot + "\nhealthzBindAddress: 0.0.0.0\npodLogsDir: " + filepath.Join(dir, "pod-logs") + "\n"
+		}
+		n.Args = append(n.Args, "--kubeconfig="+api.kubeletKubeconfig(t, n.Name), "--hostname-override="+n.Name, "--node-ip="+nodeIP)
 	}
 	if o.config == "" {
 		o.config = "cgroupDriver: cgroupfs\nmaxPods: 100\n"
@@ -199,7 +223,7 @@ func (n *kubeletNode) writeRestart(t testing.TB) {
 		for i, a := range n.Args {
 			quoted[i] = shellQuote(a)
 		}
-		launch = "KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid " + n.Kubelet + " " + strings.Join(quoted, " ")
+		launch = "KUBELET_CONFIG_DROPIN_DIR_ALPHA= setsid " + strings.Join(inNetns(n.Netns, n.Kubelet).Args, " ") + " " + strings.Join(quoted, " ")
 	}
 	write(t, n.Restart, fmt.Sprintf(`#!/bin/sh
 pid=%[1]s
@@ -250,7 +274,25 @@ func (n *kubeletNode) start(t testing.TB) {
 // waitHealthy waits until the kubelet's healthz answers 200.
 func (n *kubeletNode) waitHealthy(t testing.TB) {
 	t.Helper()
-	waitHealthyAt(t, func() string { return tailFile(n.Log) })
+	waitHealthyURL(t, n.healthzURL(), func() string { return tailFile(n.Log) })
+}
+
+func (n *kubeletNode) healthzURL() string { return "http://" + n.IP + ":10248/healthz" }
+
+// requireNoKubelet fails when a kubelet already answers where this one
+// would.
+func (n *kubeletNode) requireNoKubelet(t testing.TB) {
+	t.Helper()
+	if resp, err := http.Get(n.healthzURL()); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a kubelet already answers on %s: stop it first", n.healthzURL())
+	}
+}
+
+// command is a command that runs in the node's network namespace (a
+// second node's kubeletcfg runs there, as on its own machine).
+func (n *kubeletNode) command(bin string, args ...string) *exec.Cmd {
+	return inNetns(n.Netns, bin, args...)
 }
 
 // applyArgs are the flags every kubeletcfg apply (rollback, recover) of
@@ -279,18 +321,20 @@ func (n *kubeletNode) writeNew(t testing.TB, content string) string {
 // requireNoKubelet fails when a kubelet already answers on this machine.
 func requireNoKubelet(t testing.TB) {
 	t.Helper()
-	if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
-		resp.Body.Close()
-		t.Fatal("a kubelet already answers on 127.0.0.1:10248: stop it first")
-	}
+	(&kubeletNode{IP: "127.0.0.1"}).requireNoKubelet(t)
 }
 
 // waitHealthyAt waits until the kubelet of this machine's network answers
 // 200 on healthz; diag says why not.
 func waitHealthyAt(t testing.TB, diag func() string) {
 	t.Helper()
+	waitHealthyURL(t, "http://127.0.0.1:10248/healthz", diag)
+}
+
+func waitHealthyURL(t testing.TB, url string, diag func() string) {
+	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if resp, err := http.Get("http://127.0.0.1:10248/healthz"); err == nil {
+		if resp, err := http.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return
@@ -370,6 +414,31 @@ func removeKubeletCgroups(root string) {
 			})
 			for i := len(dirs) - 1; i >= 0; i-- {
 				_ = syscall.Rmdir(dirs[i])
+			}
+		}
+		if root != "/" {
+			_ = syscall.Rmdir(filepath.Join("/sys/fs/cgroup", h.Name(), root))
+		}
+	}
+}
+
+// makeCgroupRoot creates a kubelet's cgroupRoot in every hierarchy (the
+// kubelet refuses one that is not there), cpuset's with the machine's CPUs
+// and memory nodes; removeKubeletCgroups removes it.
+func makeCgroupRoot(t testing.TB, root string) {
+	t.Helper()
+	hierarchies, _ := os.ReadDir("/sys/fs/cgroup")
+	for _, h := range hierarchies {
+		dir := filepath.Join("/sys/fs/cgroup", h.Name(), root)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if h.Name() == "cpuset" {
+			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+				b, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/cpuset", f))
+				if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}

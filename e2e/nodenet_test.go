@@ -21,7 +21,7 @@ const (
 )
 
 type nodeNet struct {
-	HostIP string
+	HostIP, PeerIP string
 }
 
 // startNodeNet creates the namespace and the veth pair (after removing what
@@ -45,7 +45,7 @@ func startNodeNet(t testing.TB) *nodeNet {
 	} {
 		ip(t, args...)
 	}
-	return &nodeNet{HostIP: hostIP}
+	return &nodeNet{HostIP: hostIP, PeerIP: peerIP}
 }
 
 // addAddress puts one more address (10.213.x.y, a /32) on the host end
