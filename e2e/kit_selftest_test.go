@@ -62,3 +62,32 @@ func TestKitSecondNode(t *testing.T) {
 		t.Error("the first node's kubelet did not run on through the second's apply")
 	}
 }
+
+// TestKitSystemdRuntimes checks the runtimes the nspawn tree can run: with
+// containerd 2 the kubelet runs the cgroup driver of containerd's runc
+// options whatever its config file says, with either driver; with
+// containerd 1.6 (no RuntimeConfig) the one its file says.
+func TestKitSystemdRuntimes(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		o          systemdOptions
+		file, want string
+	}{
+		{"containerd2-systemd", systemdOptions{}, "cgroupfs", "systemd"},
+		{"containerd2-cgroupfs", systemdOptions{cgroupfs: true}, "systemd", "cgroupfs"},
+		{"containerd1.6-no-RuntimeConfig", systemdOptions{runtime: containerd16NoRuntimeConfig}, "systemd", "systemd"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := useSystemdNode(t, c.o)
+			if code, out := s.Inside(t, "sh", "-c", "sed -i 's/^cgroupDriver: .*/cgroupDriver: "+c.file+"/' /var/lib/kubelet/config.yaml && systemctl restart kubelet"); code != 0 {
+				t.Fatalf("exit %d\n%s", code, out)
+			}
+			s.WaitHealthy(t)
+			if got := configzField(t, "cgroupDriver"); got != c.want {
+				t.Errorf("%s, the kubelet's file saying %s: it runs %v, want %s", c.name, c.file, got, c.want)
+			}
+			_, version := s.Inside(t, "sh", "-c", "systemctl show containerd -p ExecStart --value | grep -o 'path=[^ ;]*'; runc --version | head -1")
+			t.Logf("%s: file %s, runs %s (%s)", c.name, c.file, c.want, strings.Join(strings.Fields(version), " "))
+		})
+	}
+}
