@@ -807,6 +807,20 @@ func TestRunNewKubeletGoneAtOnce(t *testing.T) {
 	}
 }
 
+// The guard of an apply that has ended (no journal of its ID) leaves
+// without taking the node's lock: an apply started right after the last
+// one returned is not refused because that apply's guard holds the lock.
+func TestGuardOfAnEndedApplyLeavesTheLock(t *testing.T) {
+	n := newNode(t, nil)
+	dir, _ := stateDir(n.state)
+	if err := Guard(context.Background(), GuardOptions{StateDir: n.state, ID: "ended", Restarter: n.kubelet, Clock: n.clock}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, lockName)); strings.Contains(string(b), "guard") {
+		t.Errorf("the guard of an ended apply took the node's lock: %s", b)
+	}
+}
+
 // One guard at a time: a second guard waits for the first.
 func TestOneGuardAtATime(t *testing.T) {
 	n := newNode(t, nil)
