@@ -117,6 +117,12 @@ func Guard(ctx context.Context, o GuardOptions) error {
 	}
 	defer gl.Release()
 	for {
+		// The journal first: the guard of an apply that has ended never
+		// takes the lock, which the next apply may want at once.
+		j, err := ReadJournal(dir)
+		if err != nil || j == nil || j.ID != o.ID {
+			return err // confirmed (or gone): nothing left to guard
+		}
 		l, err := Acquire(dir, "kubeletcfg guard of apply "+o.ID, o.Clock.Now())
 		if err == nil {
 			defer l.Release()
@@ -125,10 +131,6 @@ func Guard(ctx context.Context, o GuardOptions) error {
 		}
 		if !errors.Is(err, ErrLocked) {
 			return err
-		}
-		j, err := ReadJournal(dir)
-		if err != nil || j == nil || j.ID != o.ID {
-			return err // confirmed (or gone): nothing left to guard
 		}
 		apply := procRef{PID: j.PID, Start: j.PIDStart}
 		if o.Clock.Now().After(j.Deadline) && apply.is() {
