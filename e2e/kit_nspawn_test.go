@@ -93,15 +93,15 @@ func useSystemdNode(t *testing.T, o systemdOptions) *systemdNode {
 	t.Cleanup(s.reset)
 	s.reset()
 
-	write(t, s.In("/var/lib/kubelet/config.yaml"), s.Base+"failCgroupV1: false\nmaxPods: 100\n")
-	containerdUnit := s.In("/etc/systemd/system/containerd.service.d/10-e2e.conf")
+	write(t, s.in("/var/lib/kubelet/config.yaml"), s.Base+"failCgroupV1: false\nmaxPods: 100\n")
+	containerdUnit := s.in("/etc/systemd/system/containerd.service.d/10-e2e.conf")
 	if o.runtime == containerd2 {
 		write(t, containerdUnit, "[Service]\nEnvironment=PATH=/opt/containerd2:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nExecStart=\nExecStart=/opt/containerd2/containerd\n")
 	} else {
 		os.Remove(containerdUnit)
 	}
-	write(t, s.In("/etc/containerd/config.toml"), containerdTOML(o.runtime, "", "", "", s.CgroupDriver == "systemd", ""))
-	write(t, s.In("/etc/systemd/system/kubelet.service"), `[Unit]
+	write(t, s.in("/etc/containerd/config.toml"), containerdTOML(o.runtime, "", "", "", s.CgroupDriver == "systemd", ""))
+	write(t, s.in("/etc/systemd/system/kubelet.service"), `[Unit]
 Description=kubelet
 After=containerd.service
 [Service]
@@ -111,18 +111,18 @@ RestartSec=2
 [Install]
 WantedBy=multi-user.target
 `)
-	if err := os.Symlink("/etc/systemd/system/kubelet.service", s.In("/etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
+	if err := os.Symlink("/etc/systemd/system/kubelet.service", s.in("/etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
 		t.Fatal(err)
 	}
 	for _, cmd := range [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "restart", "containerd"}} {
-		if code, out := s.Inside(t, cmd...); code != 0 {
+		if code, out := s.inside(t, cmd...); code != 0 {
 			t.Fatalf("%s: exit %d\n%s", strings.Join(cmd, " "), code, out)
 		}
 	}
-	if code, out := s.Inside(t, "systemctl", "start", "kubelet"); code != 0 {
+	if code, out := s.inside(t, "systemctl", "start", "kubelet"); code != 0 {
 		t.Fatalf("systemctl start kubelet: exit %d\n%s", code, out)
 	}
-	s.WaitHealthy(t)
+	s.waitHealthy(t)
 	return s
 }
 
@@ -136,7 +136,7 @@ func (s *systemdNode) reset() {
 	for _, stale := range []string{"/var/lib/kubelet", "/var/lib/kubeletcfg", "/etc/systemd/system/kubeletcfg-*",
 		"/etc/systemd/system/kubelet.service", "/etc/systemd/system/kubelet.service.d", "/etc/systemd/system/kubelet.service.wants",
 		"/etc/systemd/system/multi-user.target.wants/kubelet.service", "/root/*.yaml"} {
-		matches, _ := filepath.Glob(s.In(stale))
+		matches, _ := filepath.Glob(s.in(stale))
 		for _, m := range matches {
 			os.RemoveAll(m)
 		}
@@ -145,11 +145,11 @@ func (s *systemdNode) reset() {
 	removeKubeletCgroups("/")
 }
 
-// In is the host path of a path inside the tree.
-func (s *systemdNode) In(p string) string { return filepath.Join(s.tree.dir, p) }
+// in is the host path of a path inside the tree.
+func (s *systemdNode) in(p string) string { return filepath.Join(s.tree.dir, p) }
 
-// Inside runs a command in the tree's namespaces: its exit code and output.
-func (s *systemdNode) Inside(t testing.TB, args ...string) (int, string) {
+// inside runs a command in the tree's namespaces: its exit code and output.
+func (s *systemdNode) inside(t testing.TB, args ...string) (int, string) {
 	t.Helper()
 	code, out, err := s.tree.inside(args...)
 	if err != nil {
@@ -158,8 +158,8 @@ func (s *systemdNode) Inside(t testing.TB, args ...string) (int, string) {
 	return code, out
 }
 
-// WaitHealthy waits until the tree's kubelet is healthy.
-func (s *systemdNode) WaitHealthy(t testing.TB) {
+// waitHealthy waits until the tree's kubelet is healthy.
+func (s *systemdNode) waitHealthy(t testing.TB) {
 	t.Helper()
 	waitHealthyAt(t, func() string {
 		_, out, _ := s.tree.inside("journalctl", "-u", "kubelet", "--no-pager", "-n", "30")
@@ -167,15 +167,15 @@ func (s *systemdNode) WaitHealthy(t testing.TB) {
 	})
 }
 
-// PowerCut kills the container at once (its PID 1: the kernel kills all
-// of it), as a power cut would; Boot starts it again on the same tree.
-func (s *systemdNode) PowerCut(t testing.TB) {
+// powerCut kills the container at once (its PID 1: the kernel kills all
+// of it), as a power cut would; boot starts it again on the same tree.
+func (s *systemdNode) powerCut(t testing.TB) {
 	t.Helper()
 	s.tree.stop(true)
 }
 
-// Boot boots the tree again after PowerCut.
-func (s *systemdNode) Boot(t testing.TB) {
+// boot boots the tree again after powerCut.
+func (s *systemdNode) boot(t testing.TB) {
 	t.Helper()
 	if err := s.tree.start(); err != nil {
 		t.Fatal(err)

@@ -79,14 +79,14 @@ func TestKitSystemdRuntimes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := useSystemdNode(t, c.o)
-			if code, out := s.Inside(t, "sh", "-c", "sed -i 's/^cgroupDriver: .*/cgroupDriver: "+c.file+"/' /var/lib/kubelet/config.yaml && systemctl restart kubelet"); code != 0 {
+			if code, out := s.inside(t, "sh", "-c", "sed -i 's/^cgroupDriver: .*/cgroupDriver: "+c.file+"/' /var/lib/kubelet/config.yaml && systemctl restart kubelet"); code != 0 {
 				t.Fatalf("exit %d\n%s", code, out)
 			}
-			s.WaitHealthy(t)
+			s.waitHealthy(t)
 			if got := configzField(t, "cgroupDriver"); got != c.want {
 				t.Errorf("%s, the kubelet's file saying %s: it runs %v, want %s", c.name, c.file, got, c.want)
 			}
-			_, version := s.Inside(t, "sh", "-c", "systemctl show containerd -p ExecStart --value | grep -o 'path=[^ ;]*'; runc --version | head -1")
+			_, version := s.inside(t, "sh", "-c", "systemctl show containerd -p ExecStart --value | grep -o 'path=[^ ;]*'; runc --version | head -1")
 			t.Logf("%s: file %s, runs %s (%s)", c.name, c.file, c.want, strings.Join(strings.Fields(version), " "))
 		})
 	}

@@ -17,8 +17,8 @@ import (
 // refuses at start is rolled back.
 func TestApplyUnderSystemd(t *testing.T) {
 	s := useSystemdNode(t, systemdOptions{})
-	minor, base, in := s.Minor, s.Base, s.In
-	inside := func(args ...string) (int, string) { return s.Inside(t, args...) }
+	minor, base, in := s.Minor, s.Base, s.in
+	inside := func(args ...string) (int, string) { return s.inside(t, args...) }
 	if got := configzField(t, "cgroupDriver"); got != "systemd" {
 		t.Errorf("the kubelet on containerd 2 with runc's SystemdCgroup runs the %v cgroup driver, want systemd", got)
 	}
@@ -110,11 +110,11 @@ func TestApplyUnderSystemd(t *testing.T) {
 		t.Fatalf("systemd-run apply: exit %d\n%s", code, out)
 	}
 	waitFile(t, in("/var/lib/kubelet/config.yaml"), "maxPods: 155", 30*time.Second)
-	s.PowerCut(t)
+	s.powerCut(t)
 	if _, err := os.Stat(in("/var/lib/kubeletcfg/journal.json")); err != nil {
 		t.Fatalf("no journal after the power cut: %v", err)
 	}
-	s.Boot(t)
+	s.boot(t)
 	waitHealthyAt(t, func() string { _, out := inside("journalctl", "-b", "--no-pager", "-n", "60"); return out })
 	if b, _ := os.ReadFile(in("/var/lib/kubelet/config.yaml")); !strings.Contains(string(b), "maxPods: 111") {
 		t.Errorf("after the reboot the config file holds:\n%s", b)
