@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema fuzz fuzz-ci bench bench-fleet clean e2e e2e-parts e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-demo ansible-bench
+.PHONY: all build test vet demo schema fuzz fuzz-ci bench bench-fleet clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-demo ansible-bench
 
 all: build
 
@@ -179,8 +179,9 @@ $(ETCD):
 	  test -n "$$v" && $(GO) get go.etcd.io/etcd/server/v3@$$v && $(GO) build -o $(ETCD) go.etcd.io/etcd/server/v3
 
 # containerd 2, the runtime the e2e kit runs by default: built from its Go
-# module without cgo (one static binary each, ~3 min cold), with its runc
-# shim and ctr (the kit imports the pause image with it); runc is Debian's.
+# module without cgo (one static binary each; cold ~3 min of CPU, 5 on 2 busy
+# cores with the module downloads), with its runc shim and ctr (the kit
+# imports the pause image with it); runc is Debian's.
 # Debian's own containerd 1.6 stays installed as the kit's runtime without the
 # CRI RuntimeConfig call (unsupported with kubelet >= 1.35; see e2e/README.md).
 CONTAINERD_VERSION := v2.4.2
@@ -211,8 +212,14 @@ $(NSPAWN_ROOTFS)/lib/systemd/systemd:
 E2E_ENV = NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) APISERVER_BIN=$(APISERVER) CONTROLLER_MANAGER_BIN=$(CONTROLLER_MANAGER) \
 	ETCD_BIN=$(ETCD) KUBEADM_BIN=$(KUBEADM) CONTAINERD2_DIR=$(CONTAINERD2_DIR) KUBELET_VERSION=$(E2E_MINOR)
 E2E_RUN ?= .
-e2e-parts: $(KUBELET) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBEADM) $(CONTAINERD2) $(NSPAWN_ROOTFS)/lib/systemd/systemd ansible-core
-	@command -v containerd >/dev/null && command -v runc >/dev/null && command -v systemd-nspawn >/dev/null && command -v ip >/dev/null && test -x /usr/lib/cni/bridge || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container iproute2 containernetworking-plugins; }
+# Debian's packages first, in one apt-get (dpkg serves one at a time); then
+# debootstrap (mostly network) beside the Go builds (CPU), which run one at a
+# time: a cold machine saves the ~3 minutes debootstrap takes.
+e2e-parts: ansible-core
+	@command -v containerd >/dev/null && command -v runc >/dev/null && command -v systemd-nspawn >/dev/null && command -v ip >/dev/null && test -x /usr/lib/cni/bridge && command -v debootstrap >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container iproute2 containernetworking-plugins debootstrap; }
+	$(MAKE) -j2 $(NSPAWN_ROOTFS)/lib/systemd/systemd e2e-builds
+e2e-builds:
+	$(MAKE) -j1 $(KUBELET) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBEADM) $(CONTAINERD2)
 
 e2e: e2e-parts
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -v -timeout 60m -run '$(E2E_RUN)' ./e2e/
