@@ -18,6 +18,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Status is the verdict of one check.
@@ -90,12 +91,12 @@ type Report struct {
 	root     string
 	version  *schema.Version
 	origins  map[string]effective.Origin
-	warnings []string
+	warnings []warning.Warning
 }
 
 // Warnings are what layering the setup reported (dropped keys, shadowed
 // values), for the caller to show.
-func (r *Report) Warnings() []string { return r.warnings }
+func (r *Report) Warnings() []warning.Warning { return r.warnings }
 
 // Count returns how many results have status st.
 func (r *Report) Count(st Status) int {

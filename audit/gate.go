@@ -1,12 +1,12 @@
 package audit
 
 import (
-	"fmt"
 	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // OnConfig runs the checks of the benchmark for kubelet v that the
@@ -73,43 +73,35 @@ func onConfig(v *schema.Version, cfg *v1beta1.KubeletConfiguration, want func(*c
 // is a legacy default written out, and returns the migration's warnings with
 // what it found. With secure, it sets the secure values in cfg instead, and
 // the warnings about those legacy defaults give way to what it changed.
-func SecureMigration(v *schema.Version, eff *v1beta1.KubeletConfiguration, cfg map[string]any, warnings []string, secure bool) ([]string, error) {
+//
+// A warning about a legacy default is a warning.LegacyDefault whose Field is
+// the field it is kept as.
+func SecureMigration(v *schema.Version, eff *v1beta1.KubeletConfiguration, cfg map[string]any, warnings []warning.Warning, secure bool) ([]warning.Warning, error) {
 	failing, err := Legacy(v, eff)
 	if err != nil || len(failing) == 0 {
 		return warnings, err
 	}
 	if !secure {
 		for _, r := range failing {
-			warnings = append(warnings, fmt.Sprintf("security: the migrated config fails CIS %s (%s): %s; --secure writes %s", r.ID, r.Title, r.Value, fixText(r.Fixes)))
+			warnings = append(warnings, warning.New(warning.FailsCheck, "security: the migrated config fails CIS %s (%s): %s; --secure writes %s", r.ID, r.Title, r.Value, fixText(r.Fixes)))
 		}
 		return warnings, nil
 	}
-	var out []string
+	var out []warning.Warning
 	fixed := map[string]bool{}
 	for _, r := range failing {
 		ApplyFixes(cfg, r.Fixes)
 		for _, f := range r.Fixes {
 			fixed[f.Field] = true
 		}
-		out = append(out, fmt.Sprintf("secure: %s instead of the legacy default %s, for CIS %s", fixText(r.Fixes), r.Value, r.ID))
+		out = append(out, warning.New(warning.MadeSecure, "secure: %s instead of the legacy default %s, for CIS %s", fixText(r.Fixes), r.Value, r.ID))
 	}
 	for _, w := range warnings {
-		if !mentionsFixed(w, fixed) {
+		if w.Code != warning.LegacyDefault || !fixed[w.Field] {
 			out = append(out, w)
 		}
 	}
 	return out, nil
-}
-
-// mentionsFixed says whether a migration warning is about a legacy default
-// of one of the fields (it names the field it is "kept as").
-func mentionsFixed(w string, fields map[string]bool) bool {
-	for f := range fields {
-		if strings.Contains(w, "kept as "+f+":") || strings.Contains(w, "kept as "+f+")") {
-			return true
-		}
-	}
-	return false
 }
 
 func fixText(fixes []Fix) string {

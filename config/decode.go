@@ -42,10 +42,21 @@ type Problem struct {
 	// Code says what kind of problem it is, as the warning package's codes
 	// do ("unknown-field", "duplicate-key"...); "" when it has none.
 	Code string `json:"code,omitempty"`
+	// FirstLine is, for a key set twice, the line that set it first.
+	FirstLine int `json:"-"`
 }
 
 func (p Problem) Error() string {
 	return warning.Warning{File: p.File, Line: p.Line, Column: p.Column, Field: p.Field, Message: p.Message}.String()
+}
+
+// AsWarning is the problem as a warning (code warning.Other when it has none).
+func (p Problem) AsWarning() warning.Warning {
+	code := p.Code
+	if code == "" {
+		code = warning.Other
+	}
+	return warning.Warning{Code: code, File: p.File, Line: p.Line, Column: p.Column, Field: p.Field, Message: p.Message}
 }
 
 // Position is where a key stands in its file.
@@ -79,11 +90,11 @@ func (d *Document) Errors() []Problem {
 }
 
 // Warnings returns the problems that are warnings.
-func (d *Document) Warnings() []Problem {
-	var out []Problem
+func (d *Document) Warnings() []warning.Warning {
+	var out []warning.Warning
 	for _, p := range d.Problems {
 		if p.Warning {
-			out = append(out, p)
+			out = append(out, p.AsWarning())
 		}
 	}
 	return out

@@ -127,3 +127,17 @@ func BenchmarkDecodeAndDefault(b *testing.B) {
 		Default(doc.Config, v)
 	}
 }
+
+func TestSchemaPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"maxPods":                    "maxPods",
+		"registerWithTaints[0].key":  "registerWithTaints[].key",
+		"a[12].b[3]":                 "a[].b[]",
+		"evictionHard[memory.x].y":   "evictionHard[memory.x].y",
+		"reservedMemory[1].limits[]": "reservedMemory[].limits[]",
+	} {
+		if got := SchemaPath(in); got != want {
+			t.Errorf("SchemaPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

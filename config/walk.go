@@ -136,7 +136,7 @@ func (w *walker) setKey(k *yamlv3.Node, kp string, seen map[string]int, mergeLin
 			code = warning.MergeKey
 			msg = fmt.Sprintf("set again by the YAML merge key at line %d (first at line %d); the kubelet would silently use the value set last in a --config file and refuse the file as a drop-in", mergeLine, first)
 		}
-		w.add(Problem{Line: k.Line, Column: k.Column, Field: kp, Message: msg, Code: code})
+		w.add(Problem{Line: k.Line, Column: k.Column, Field: kp, Message: msg, Code: code, FirstLine: first})
 	}
 	seen[name] = k.Line
 	w.doc.Keys[kp] = Position{Line: k.Line, Column: k.Column}
@@ -238,6 +238,32 @@ func plural(n int, one, many string, warning int) string {
 		return one
 	}
 	return many
+}
+
+// SchemaPath is the schema's path of a key path: list indexes ("[0]") as
+// "[]", as schema.Version.Field takes them.
+func SchemaPath(keyPath string) string {
+	var b strings.Builder
+	for i := 0; i < len(keyPath); i++ {
+		if keyPath[i] == '[' {
+			if j := strings.IndexByte(keyPath[i:], ']'); j > 0 && isDigits(keyPath[i+1:i+j]) {
+				b.WriteString("[]")
+				i += j
+				continue
+			}
+		}
+		b.WriteByte(keyPath[i])
+	}
+	return b.String()
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func join(parent, name string) string {

@@ -2,7 +2,6 @@ package diff
 
 import (
 	"fmt"
-	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Finding is one thing an upgrade of the kubelet would meet.
@@ -101,12 +101,8 @@ func PreflightRunning(running *v1beta1.KubeletConfiguration, set []byte, from, t
 	if err != nil {
 		return nil, err
 	}
-	var warnings []string
-	for _, p := range doc.Warnings() {
-		warnings = append(warnings, p.Error())
-	}
 	out := gateFindings(running.FeatureGates, to, nil)
-	out = append(out, ignoredFindings(warnings, to)...)
+	out = append(out, ignoredFindings(doc.Warnings(), to)...)
 	changes, err := changeFindings(running, config.Default(doc.Config, to), from, to)
 	if err != nil {
 		return nil, err
@@ -134,13 +130,13 @@ func gateFindings(gates map[string]bool, to *schema.Version, reported map[string
 	return out
 }
 
-// ignoredFindings are the fields kubelet to ignores, from the warnings of
-// reading the configuration with it.
-func ignoredFindings(warnings []string, to *schema.Version) []Finding {
+// ignoredFindings are the fields kubelet to ignores that another kubelet
+// version has, from the warnings of reading the configuration with it.
+func ignoredFindings(warnings []warning.Warning, to *schema.Version) []Finding {
 	var out []Finding
 	for _, w := range warnings {
-		if strings.Contains(w, "not known to kubelet "+to.Minor) || strings.Contains(w, "was removed in kubelet") {
-			out = append(out, Finding{Severity: "note", Subject: "config", Message: w, Do: "remove the field; kubelet " + to.Minor + " ignores it"})
+		if w.Code == warning.UnknownField && schema.FieldAddedIn(config.SchemaPath(w.Field)) != "" {
+			out = append(out, Finding{Severity: "note", Subject: "config", Message: w.String(), Do: "remove the field; kubelet " + to.Minor + " ignores it"})
 		}
 	}
 	return out

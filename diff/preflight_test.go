@@ -62,7 +62,8 @@ func TestPreflightRemovedGates(t *testing.T) {
 	for _, f := range fs {
 		m[f.Subject] = f
 	}
-	if f := m["featureGates.CloudDualStackNodeIPs"]; f.Severity != "blocker" || !strings.Contains(f.Message, "the last kubelet with it was 1.31, where it was GA and locked to true: dropping the setting changes nothing") {
+	g, gone := to.RemovedGate("CloudDualStackNodeIPs")
+	if f := m["featureGates.CloudDualStackNodeIPs"]; !gone || f.Severity != "blocker" || !strings.HasPrefix(f.Message, g.Dropping(to, true)) {
 		t.Errorf("removed gate: %+v", f)
 	}
 	if f := m["failCgroupV1"]; f.Severity != "change" {
@@ -72,8 +73,9 @@ func TestPreflightRemovedGates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fs) == 0 || fs[0].Severity != "blocker" || !strings.Contains(fs[0].Message, "GracefulNodeShutdownBasedOnPodPriority is enabled, but depends on features that are disabled: [GracefulNodeShutdown]") {
-		t.Errorf("gate dependency on 1.37: %+v", fs)
+	refused := to.SetGates(map[string]bool{"GracefulNodeShutdown": false})
+	if len(fs) == 0 || fs[0].Severity != "blocker" || len(refused) == 0 || !strings.Contains(fs[0].Message, refused[0]) {
+		t.Errorf("gate dependency on 1.37: %+v, want kubelet 1.37's %q", fs, refused)
 	}
 }
 
@@ -102,7 +104,8 @@ func TestPreflightRunning(t *testing.T) {
 	for _, f := range findings {
 		bySubject[f.Subject] = f
 	}
-	if f := bySubject["featureGates."+gone]; f.Severity != "blocker" || !strings.Contains(f.Message, "kubelet 1.37 has no feature gate "+gone) {
+	g, _ := to.RemovedGate(gone)
+	if f := bySubject["featureGates."+gone]; f.Severity != "blocker" || f.Message != g.Dropping(to, true) {
 		t.Errorf("gate %s, gone in 1.37: %+v", gone, f)
 	}
 	if f := bySubject["failCgroupV1"]; f.Severity != "change" || !strings.HasPrefix(f.Message, "false -> true") {
@@ -121,4 +124,26 @@ func given(t *testing.T, v *schema.Version, args []string) *node.Setup {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestPreflightNamesFieldsTheTargetIgnores: a field another kubelet version
+// has, which the target does not, is a note; a field no version has is not.
+func TestPreflightNamesFieldsTheTargetIgnores(t *testing.T) {
+	from, _ := schema.Resolve("1.37")
+	to, _ := schema.Resolve("1.28")
+	running := config.Default(&v1beta1.KubeletConfiguration{PodLogsDir: "/srv/pod-logs"}, from)
+	set := []byte(`{"podLogsDir":"/srv/pod-logs","maxPodz":3}`)
+	findings, err := PreflightRunning(running, set, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []Finding
+	for _, f := range findings {
+		if f.Subject == "config" {
+			notes = append(notes, f)
+		}
+	}
+	if len(notes) != 1 || notes[0].Severity != "note" || !strings.Contains(notes[0].Message, "podLogsDir") {
+		t.Errorf("notes on fields kubelet 1.28 ignores: %+v, want one on podLogsDir", notes)
+	}
 }

@@ -103,13 +103,13 @@ type Result struct {
 	ConfigFile string
 	ConfigDir  string
 	Dropins    []string
-	Warnings   []string
-	// Dropped are the drop-ins' fields the kubelet drops, structured; each is
-	// also in Warnings.
-	Dropped []warning.Warning
-	// ConfigProblems are what decoding the --config file leniently met
-	// (unknown fields, ...); each is also in Warnings.
-	ConfigProblems []config.Problem
+	// Warnings are what the kubelet does without a word: deprecated flags,
+	// values something else overrides, fields it drops, ...
+	Warnings []warning.Warning
+	// FileProblems are the warnings of decoding the --config file and the
+	// drop-ins leniently, as the kubelet does (unknown fields, ...); each is
+	// also in Warnings. A strict check of the files reports them itself.
+	FileProblems []warning.Warning
 	// DroppedGates are the gate settings left out (Input.ReadAs,
 	// Input.DropGates); LostFlags the flags Input.ReadAs left out.
 	DroppedGates []DroppedGate
@@ -127,7 +127,7 @@ func layer(opts stack) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Version: v, Args: opts.Args, Flags: cl.Remaining(), Warnings: deprecations(cl)}
+	res := &Result{Version: v, Args: opts.Args, Flags: cl.Remaining(), Warnings: cl.Deprecations()}
 	res.ConfigFile, _ = cl.Value("config")
 	res.ConfigDir, _ = cl.Value("config-dir")
 	if res.ConfigFile == "" {
@@ -278,7 +278,7 @@ func applyResets(cfg *v1beta1.KubeletConfiguration, v *schema.Version, origins m
 			}
 		}
 		if !reflect.DeepEqual(f.Interface(), zero.Interface()) {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s set at %s has no effect: kubelet %s resets it when it re-applies its command line over the config (only the flag sets it)", path, origins[path], v.Minor))
+			res.Warnings = append(res.Warnings, setAt(warning.NoEffect, path, origins[path], "has no effect: kubelet %s resets it when it re-applies its command line over the config (only the flag sets it)", v.Minor))
 			origins[path] = Origin{Kind: "default"}
 		}
 		f.Set(zero)
@@ -286,26 +286,16 @@ func applyResets(cfg *v1beta1.KubeletConfiguration, v *schema.Version, origins m
 	return nil
 }
 
-// deprecations reports deprecated flags; the many that are deprecated only
-// because their field belongs in the config file are named together.
-func deprecations(cl *flags.CommandLine) []string {
-	var out, movable []string
-	seen := map[string]bool{}
-	for _, o := range cl.Occurrences {
-		if o.Flag.Deprecated == "" || seen[o.Flag.Name] {
-			continue
-		}
-		seen[o.Flag.Name] = true
-		if o.Flag.Field != "" && strings.Contains(o.Flag.Deprecated, "config file") {
-			movable = append(movable, "--"+o.Flag.Name)
-		} else {
-			out = append(out, fmt.Sprintf("--%s is deprecated: %s", o.Flag.Name, o.Flag.Deprecated))
-		}
+// setAt is a warning about field path, whose value came from o: placed on
+// its file and line when a file set it.
+func setAt(code, path string, o Origin, format string, args ...any) warning.Warning {
+	w := warning.Warning{Code: code, Field: path, Message: fmt.Sprintf(format, args...)}
+	if o.Kind == "file" || o.Kind == "dropin" {
+		w.File, w.Line = o.File, o.Line
+	} else {
+		w.Message = "set by " + o.String() + ": " + w.Message
 	}
-	if len(movable) > 0 {
-		out = append(out, fmt.Sprintf("%s: deprecated as flags, these belong in the config file (kubeletcfg migrate moves them)", strings.Join(movable, ", ")))
-	}
-	return out
+	return w
 }
 
 // gateError is the kubelet's refusal of the feature gate settings, if any.
@@ -379,8 +369,9 @@ func loadConfigFile(data []byte, path, dir string, v *schema.Version, res *Resul
 		return nil, nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
 	}
 	for _, p := range doc.Problems {
-		res.Warnings = append(res.Warnings, p.Error())
-		res.ConfigProblems = append(res.ConfigProblems, p)
+		w := p.AsWarning()
+		res.Warnings = append(res.Warnings, w)
+		res.FileProblems = append(res.FileProblems, w)
 	}
 	return config.ResolvePaths(config.Default(doc.Config, v), v, dir), doc, nil
 }
@@ -413,18 +404,20 @@ func warnDropin(res *Result, d *Dropin) {
 	}
 	for _, p := range d.Doc.Problems {
 		if lenient, ok := LenientDuplicate(p, v); ok {
-			res.Warnings = append(res.Warnings, lenient.Error())
+			res.Warnings = append(res.Warnings, lenient.AsWarning())
 			continue
 		}
-		w := warning.Warning{Code: cmp.Or(p.Code, warning.Dropped), File: p.File, Line: p.Line, Column: p.Column, Field: p.Field, Message: p.Message + " (the kubelet drops it)"}
-		res.Dropped = append(res.Dropped, w)
-		res.Warnings = append(res.Warnings, w.String())
+		w := p.AsWarning()
+		w.Code, w.Message = cmp.Or(p.Code, warning.Dropped), p.Message+" (the kubelet drops it)"
+		res.FileProblems = append(res.FileProblems, w)
+		res.Warnings = append(res.Warnings, w)
 	}
 	for _, pf := range v.PathFields() {
 		if pos, ok := d.Doc.Keys[pf]; ok {
 			val := valueFold(d.JSON, pf)
 			if s, _ := val.(string); s != "" && !filepath.IsAbs(s) {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s:%d: %s: relative path %q in a drop-in is not resolved against the drop-in's directory (unlike in the --config file)", d.Path, pos.Line, pf, s))
+				res.Warnings = append(res.Warnings, warning.Warning{Code: warning.RelativePath, File: d.Path, Line: pos.Line, Field: pf,
+					Message: fmt.Sprintf("relative path %q in a drop-in is not resolved against the drop-in's directory (unlike in the --config file)", s)})
 			}
 		}
 	}
@@ -447,9 +440,9 @@ func warnShadowed(res *Result, origins map[string]Origin, set []string, before *
 			continue // merged gate by gate: warnShadowedGates
 		}
 		if reflect.TypeOf(leafValue(before, path)).Kind() == reflect.Map {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("flag --%s replaces the whole %s map set at %s: keys set there and not in the flag are gone", flag, path, o))
+			res.Warnings = append(res.Warnings, setAt(warning.MapReplaced, path, o, "flag --%s replaces the whole map: keys set here and not in the flag are gone", flag))
 		} else {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s set at %s has no effect: flag --%s overrides it", path, o, flag))
+			res.Warnings = append(res.Warnings, setAt(warning.NoEffect, path, o, "has no effect: flag --%s overrides it", flag))
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package effective
 
 import (
-	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // attributeKeys names, for every key of every map field, the layer that set
@@ -85,7 +85,7 @@ func warnShadowedGates(res *Result, before *v1beta1.KubeletConfiguration, cl *fl
 			continue
 		}
 		if o := fileKey(res, fileDoc, res.dropins, "featureGates", g, old, Origin{}); o.Kind == "file" || o.Kind == "dropin" {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("featureGates.%s set at %s has no effect: flag --feature-gates overrides it", g, o))
+			res.Warnings = append(res.Warnings, setAt(warning.NoEffect, "featureGates."+g, o, "has no effect: flag --feature-gates overrides it"))
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // TestKeyOrigins builds featureGates and evictionHard from a config file, two
@@ -78,12 +79,12 @@ func TestKeyOrigins(t *testing.T) {
 			}
 			// --feature-gates merges gate by gate: it overrides the one
 			// gate 10-a.conf also sets, and wipes nothing.
-			shadowed := "featureGates.ContainerCheckpoint set at " + a + ":5 has no effect: flag --feature-gates overrides it"
+			shadowed := warning.Warning{Code: warning.NoEffect, File: a, Line: 5, Field: "featureGates.ContainerCheckpoint", Message: "has no effect: flag --feature-gates overrides it"}
 			if !slices.Contains(res.Warnings, shadowed) {
-				t.Errorf("warnings lack %q: %q", shadowed, res.Warnings)
+				t.Errorf("warnings lack %v: %v", shadowed, res.Warnings)
 			}
 			for _, w := range res.Warnings {
-				if strings.Contains(w, "whole featureGates") || strings.Contains(w, "EventedPLEG") || strings.Contains(w, "MemoryQoS") {
+				if w.Code == warning.MapReplaced || strings.Contains(w.String(), "EventedPLEG") || strings.Contains(w.String(), "MemoryQoS") {
 					t.Errorf("wrong warning: %s", w)
 				}
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Dropin is one drop-in file as the kubelet reads it.
@@ -63,14 +64,14 @@ func List(dir string) ([]string, error) {
 // unread says what the kubelet's walk of a --config-dir passes over without
 // a word: the directory itself when it is a symbolic link named without a
 // trailing slash, and files not named *.conf (10.yaml, 30.CONF).
-func unread(dir string) []string {
+func unread(dir string) []warning.Warning {
 	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !strings.HasSuffix(dir, "/") {
-		return []string{fmt.Sprintf("%s: --config-dir is a symbolic link: the kubelet reads no drop-in through it unless it ends in a slash", dir)}
+		return []warning.Warning{warning.At(warning.DropinSkipped, dir, 0, "--config-dir is a symbolic link: the kubelet reads no drop-in through it unless it ends in a slash")}
 	}
-	var out []string
+	var out []warning.Warning
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(d.Name()) != ".conf" {
-			out = append(out, fmt.Sprintf("%s: not named *.conf: the kubelet does not read it as a drop-in", path))
+			out = append(out, warning.At(warning.DropinSkipped, path, 0, "not named *.conf: the kubelet does not read it as a drop-in"))
 		}
 		return nil
 	})
@@ -120,7 +121,7 @@ func read(path, dir string, data []byte, v *schema.Version, m merger) (*Dropin, 
 	return &Dropin{Path: path, dir: dir, data: data, JSON: doc.JSON, Doc: doc}, nil
 }
 
-func isDuplicate(p config.Problem) bool { return strings.HasPrefix(p.Message, "duplicate key") }
+func isDuplicate(p config.Problem) bool { return p.Code == warning.DuplicateKey }
 
 // patchTree merges a drop-in onto doc (a fresh decoding of the drop-in: doc
 // takes its values and later patches change them in place).

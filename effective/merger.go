@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // merger is one model of merging --config-dir drop-ins, as kubelet releases
@@ -212,7 +213,8 @@ func (internalMergePatch) warnDropin(res *Result, d *Dropin) {
 		if f, ok := fieldFold(t, key); ok {
 			tag := strings.Split(f.Tag.Get("json"), ",")[0]
 			if !strings.EqualFold(tag, f.Name) {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s:%d: %s: kubelet %s ignores this field in a drop-in (its merge matches Go field names, and this one is %s)", d.Path, pos.Line, key, res.Version.Minor, f.Name))
+				res.Warnings = append(res.Warnings, warning.Warning{Code: warning.Dropped, File: d.Path, Line: pos.Line, Field: key,
+					Message: fmt.Sprintf("kubelet %s ignores this field in a drop-in (its merge matches Go field names, and this one is %s)", res.Version.Minor, f.Name)})
 			}
 		}
 	}
@@ -259,7 +261,7 @@ func (loadAndCopy) merge(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *sch
 // drop-in rewrites whatever it has non-zero, defaults included.
 func (m loadAndCopy) mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
 	if len(ds) > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("kubelet %s loads each drop-in as a whole config file: every field a drop-in does not set is reset to its default, and a drop-in cannot set a zero or false value", res.Version.Minor))
+		res.Warnings = append(res.Warnings, warning.New(warning.DropinResets, "kubelet %s loads each drop-in as a whole config file: every field a drop-in does not set is reset to its default, and a drop-in cannot set a zero or false value", res.Version.Minor))
 	}
 	prev := cfg
 	attribute := func(i int, next *v1beta1.KubeletConfiguration) {
@@ -281,8 +283,7 @@ func (loadAndCopy) lenientDuplicate(p config.Problem, v *schema.Version) (config
 	if !isDuplicate(p) {
 		return p, false
 	}
-	what, _, _ := strings.Cut(p.Message, ";")
-	p.Message = fmt.Sprintf("%s; kubelet %s loads a drop-in as a --config file, decoding it leniently when strict decoding fails: this last one wins", what, v.Minor)
+	p.Message = fmt.Sprintf("duplicate key (first at line %d); kubelet %s loads a drop-in as a --config file, decoding it leniently when strict decoding fails: this last one wins", p.FirstLine, v.Minor)
 	p.Warning = true
 	return p, true
 }

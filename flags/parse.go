@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Occurrence is one flag as written on the command line.
@@ -27,8 +28,6 @@ type Occurrence struct {
 type CommandLine struct {
 	Version     *schema.Version
 	Occurrences []Occurrence
-	// Deprecated lists the deprecated flags used, with the kubelet's notice.
-	Deprecated []string
 }
 
 // Error is a command line the kubelet would refuse.
@@ -102,9 +101,6 @@ func (r *recorder) Set(s string) error {
 	}
 	r.last = s
 	r.cl.Occurrences = append(r.cl.Occurrences, Occurrence{Flag: r.flag, Value: s})
-	if r.flag.Deprecated != "" {
-		r.cl.Deprecated = append(r.cl.Deprecated, fmt.Sprintf("--%s is deprecated: %s", r.flag.Name, r.flag.Deprecated))
-	}
 	return nil
 }
 
@@ -207,6 +203,30 @@ func (c *CommandLine) Value(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Deprecations are the deprecated flags of the command line, each once
+// with the kubelet's notice; the many deprecated only because their field
+// belongs in the config file are named together (warning.BelongsInFile).
+func (c *CommandLine) Deprecations() []warning.Warning {
+	var out []warning.Warning
+	var movable []string
+	seen := map[string]bool{}
+	for _, o := range c.Occurrences {
+		if o.Flag.Deprecated == "" || seen[o.Flag.Name] {
+			continue
+		}
+		seen[o.Flag.Name] = true
+		if o.Flag.BelongsInConfigFile() {
+			movable = append(movable, "--"+o.Flag.Name)
+		} else {
+			out = append(out, warning.New(warning.Deprecated, "--%s is deprecated: %s", o.Flag.Name, o.Flag.Deprecated))
+		}
+	}
+	if len(movable) > 0 {
+		out = append(out, warning.New(warning.BelongsInFile, "%s: deprecated as flags, these belong in the config file (kubeletcfg migrate moves them)", strings.Join(movable, ", ")))
+	}
+	return out
 }
 
 // Remaining returns the occurrences of flags that have no config field.

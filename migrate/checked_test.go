@@ -11,6 +11,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 func TestChecked(t *testing.T) {
@@ -35,8 +36,8 @@ func TestChecked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "fails CIS") && strings.Contains(w, "--secure writes") }) {
-			t.Errorf("no warning of a legacy default failing a CIS check: %q", res.Warnings)
+		if !slices.ContainsFunc(res.Warnings, func(w warning.Warning) bool { return w.Code == warning.FailsCheck }) {
+			t.Errorf("no warning of a legacy default failing a CIS check: %v", res.Warnings)
 		}
 		if got := listDir(dir); !slices.Equal(got, Files) {
 			t.Errorf("wrote %q, want %q", got, Files)
@@ -56,8 +57,13 @@ func TestChecked(t *testing.T) {
 		if anon["enabled"] != false {
 			t.Errorf("--secure left authentication %v", res.Config["authentication"])
 		}
-		if slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "--secure writes") }) {
-			t.Errorf("the secure migration still says what --secure would write: %q", res.Warnings)
+		if slices.ContainsFunc(res.Warnings, func(w warning.Warning) bool { return w.Code == warning.FailsCheck }) {
+			t.Errorf("the secure migration still says what --secure would write: %v", res.Warnings)
+		}
+		if slices.ContainsFunc(res.Warnings, func(w warning.Warning) bool {
+			return w.Code == warning.LegacyDefault && w.Field == "authentication.anonymous.enabled"
+		}) {
+			t.Errorf("the secure migration still warns of the legacy default it replaced: %v", res.Warnings)
 		}
 	})
 

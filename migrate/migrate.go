@@ -17,6 +17,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Options describe the old setup and where the new config file will live.
@@ -44,7 +45,7 @@ type Result struct {
 	Config         map[string]any                `json:"config"`
 	Flags          []string                      `json:"flags"`
 	Removed        []Removed                     `json:"removed"`
-	Warnings       []string                      `json:"warnings"`
+	Warnings       []warning.Warning             `json:"warnings"`
 	Effective      *v1beta1.KubeletConfiguration `json:"-"`
 	Origins        map[string]effective.Origin   `json:"-"`
 	// DroppedGates are the gate settings left out, where the setup had them.
@@ -103,10 +104,10 @@ func Run(opts Options) (*Result, error) {
 }
 
 // notMigrated drops the deprecation notices of flags that move into the file.
-func notMigrated(warnings []string) []string {
-	out := []string{}
+func notMigrated(warnings []warning.Warning) []warning.Warning {
+	out := []warning.Warning{}
 	for _, w := range warnings {
-		if !strings.Contains(w, "belong in the config file") {
+		if w.Code != warning.BelongsInFile {
 			out = append(out, w)
 		}
 	}
@@ -233,7 +234,7 @@ func missingIn(have, got map[string]any, prefix string, v *schema.Version) []str
 // keepFlagOnly keeps on the command line the last flag that set each field
 // the config file cannot hold, and says why; a field no flag set has no way
 // to be kept and fails the migration.
-func keepFlagOnly(fields []string, args []string, v *schema.Version) ([]string, []string, error) {
+func keepFlagOnly(fields []string, args []string, v *schema.Version) ([]string, []warning.Warning, error) {
 	if len(fields) == 0 {
 		return nil, nil, nil
 	}
@@ -241,7 +242,8 @@ func keepFlagOnly(fields []string, args []string, v *schema.Version) ([]string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	var kept, warnings []string
+	var kept []string
+	var warnings []warning.Warning
 	for _, path := range fields {
 		var last *flags.Occurrence
 		for i := range cl.Occurrences {
@@ -254,7 +256,8 @@ func keepFlagOnly(fields []string, args []string, v *schema.Version) ([]string, 
 		}
 		flag := "--" + last.Flag.Name + "=" + last.Value
 		kept = append(kept, flag)
-		warnings = append(warnings, fmt.Sprintf("%s: kept on the command line as %s: the config file cannot hold %q (kubelet %s's defaulting of a config file replaces an empty %s)", path, flag, last.Value, v.Minor, path))
+		warnings = append(warnings, warning.Warning{Code: warning.KeptAsFlag, Field: path,
+			Message: fmt.Sprintf("kept on the command line as %s: the config file cannot hold %q (kubelet %s's defaulting of a config file replaces an empty %s)", flag, last.Value, v.Minor, path)})
 	}
 	return kept, warnings, nil
 }
@@ -350,27 +353,31 @@ func dropPath(m map[string]any, path string) {
 }
 
 // securityWarnings names the legacy defaults the old setup relied on that
-// weaken the node, with the value to move to.
-func securityWarnings(old *effective.Result) []string {
-	var out []string
+// weaken the node, with the value to move to: each a warning.LegacyDefault
+// whose Field is the field it is kept as.
+func securityWarnings(old *effective.Result) []warning.Warning {
+	var out []warning.Warning
 	c := old.Config
 	relied := func(path string) bool { return old.Origins[path].Kind == "flags-default" }
+	add := func(path, format string, args ...any) {
+		out = append(out, warning.Warning{Code: warning.LegacyDefault, Field: path, Message: fmt.Sprintf(format, args...)})
+	}
 	if c.Authentication.Anonymous.Enabled != nil && *c.Authentication.Anonymous.Enabled && relied("authentication.anonymous.enabled") {
-		out = append(out, "security: anonymous requests to the kubelet API are allowed (the legacy flag default, kept as authentication.anonymous.enabled: true); move to false")
+		add("authentication.anonymous.enabled", "security: anonymous requests to the kubelet API are allowed (the legacy flag default, kept as authentication.anonymous.enabled: true); move to false")
 	}
 	if c.Authentication.Webhook.Enabled != nil && !*c.Authentication.Webhook.Enabled && relied("authentication.webhook.enabled") {
-		out = append(out, "security: webhook token authentication is off (the legacy flag default, kept as authentication.webhook.enabled: false); move to true")
+		add("authentication.webhook.enabled", "security: webhook token authentication is off (the legacy flag default, kept as authentication.webhook.enabled: false); move to true")
 	}
 	if c.Authorization.Mode == "AlwaysAllow" && relied("authorization.mode") {
-		out = append(out, "security: every request to the kubelet API is authorized (the legacy flag default, kept as authorization.mode: AlwaysAllow); move to Webhook")
+		add("authorization.mode", "security: every request to the kubelet API is authorized (the legacy flag default, kept as authorization.mode: AlwaysAllow); move to Webhook")
 	}
 	if c.ReadOnlyPort != 0 && relied("readOnlyPort") {
-		out = append(out, fmt.Sprintf("security: the unauthenticated read-only port %d is open (the legacy flag default, kept as readOnlyPort); move to 0", c.ReadOnlyPort))
+		add("readOnlyPort", "security: the unauthenticated read-only port %d is open (the legacy flag default, kept as readOnlyPort); move to 0", c.ReadOnlyPort)
 	}
 	if c.EvictionHard == nil && relied("evictionHard") {
-		out = append(out, "reliability: no hard eviction thresholds (the legacy flag default, kept as evictionHard: {}); consider the kubelet's defaults (memory.available<100Mi, nodefs.available<10%, imagefs.available<15%)")
+		add("evictionHard", "reliability: no hard eviction thresholds (the legacy flag default, kept as evictionHard: {}); consider the kubelet's defaults (memory.available<100Mi, nodefs.available<10%%, imagefs.available<15%%)")
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Message < out[j].Message })
 	return out
 }
 

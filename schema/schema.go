@@ -53,6 +53,12 @@ type Flag struct {
 	Field       string `json:"field,omitempty"`
 }
 
+// BelongsInConfigFile says the kubelet deprecates the flag only because its
+// field belongs in the --config file (its notice says so).
+func (f Flag) BelongsInConfigFile() bool {
+	return f.Field != "" && strings.Contains(f.Deprecated, "config file")
+}
+
 // GatedDefault: when Gate is set to Enabled (the opposite of its default), the
 // defaulting code fills Values (top-level field → value) instead.
 type GatedDefault struct {

@@ -32,7 +32,7 @@ type Setup struct {
 	Prefix         string            // prefix characters of the ExecStart= command ("-", "+", "@", ":", "!", "!!")
 	ExecStart      Source            // where the ExecStart= command in force was written
 	EnvSources     map[string]Source // for each variable of Env, where it was set
-	Warnings       []Warning         // what systemd would log and then ignore
+	Warnings       []warning.Warning // what systemd would log and then ignore
 }
 
 // Source says where a word of the command line came from.
@@ -206,7 +206,7 @@ func (n *nodeFS) readConfig(name, unit string, dropins []string) (*serviceConfig
 // every search path directory; of files with the same name, the one in the
 // higher-priority directory wins; they apply sorted by file name.
 // Directories that exist but cannot be read are warned about.
-func (n *nodeFS) findDropins(names []string) (applied, masked []string, warnings []Warning) {
+func (n *nodeFS) findDropins(names []string) (applied, masked []string, warnings []warning.Warning) {
 	var dirs []string
 	for _, name := range names {
 		for _, base := range unitSearchPath {
@@ -298,7 +298,7 @@ func (n *nodeFS) environment(cfg *serviceConfig, s *Setup) (map[string]envVar, e
 	}
 	unsetEnv(env, cfg.Unset)
 	if len(cfg.PassEnv) > 0 {
-		s.Warnings = append(s.Warnings, noteAt(warning.Unknowable, s.Unit, 0,
+		s.Warnings = append(s.Warnings, warning.At(warning.Unknowable, s.Unit, 0,
 			"PassEnvironment= passes %s from the service manager's environment, which is not known here",
 			strings.Join(cfg.PassEnv, " ")))
 	}
@@ -353,7 +353,7 @@ func (n *nodeFS) readEnvFile(f string) ([]EnvLine, error) {
 func (n *nodeFS) envFileFailed(ref envFileRef, err error, s *Setup) error {
 	if ref.Optional {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.Warnings = append(s.Warnings, noteAt(warning.NotFound, ref.File, ref.Line, "EnvironmentFile=-%s skipped: %v", ref.Pattern, err))
+			s.Warnings = append(s.Warnings, warning.At(warning.NotFound, ref.File, ref.Line, "EnvironmentFile=-%s skipped: %v", ref.Pattern, err))
 		}
 		return nil
 	}
@@ -384,7 +384,7 @@ func (n *nodeFS) fillCommand(s *Setup, cfg *serviceConfig, cmd command, env map[
 func (n *nodeFS) findExecutable(cmd command, searchPath []string, s *Setup) string {
 	if strings.HasPrefix(cmd.Path, "/") {
 		if _, fi, err := n.Stat(cmd.Path); err != nil || fi.IsDir() {
-			s.Warnings = append(s.Warnings, noteAt(warning.NotFound, cmd.File, cmd.Line, "executable %s not found on the node", cmd.Path))
+			s.Warnings = append(s.Warnings, warning.At(warning.NotFound, cmd.File, cmd.Line, "executable %s not found on the node", cmd.Path))
 		}
 		return cmd.Path
 	}
@@ -397,6 +397,6 @@ func (n *nodeFS) findExecutable(cmd command, searchPath []string, s *Setup) stri
 			return p
 		}
 	}
-	s.Warnings = append(s.Warnings, noteAt(warning.NotFound, cmd.File, cmd.Line, "executable %s not found in %s on the node", cmd.Path, strings.Join(searchPath, ":")))
+	s.Warnings = append(s.Warnings, warning.At(warning.NotFound, cmd.File, cmd.Line, "executable %s not found in %s on the node", cmd.Path, strings.Join(searchPath, ":")))
 	return cmd.Path
 }

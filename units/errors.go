@@ -31,10 +31,6 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Warning is something systemd logs and then ignores: the assignment or
-// line it names has no effect.
-type Warning = warning.Warning
-
 func location(file string, line int) string {
 	if line > 0 {
 		return fmt.Sprintf("%s:%d", file, line)
@@ -47,12 +43,7 @@ func errorAt(file string, line int, format string, args ...any) *Error {
 	return &Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
-// warnAt builds a Warning for a place in a file.
-func warnAt(file string, line int, format string, args ...any) Warning {
+// warnAt builds a warning of what systemd ignores, for a place in a file.
+func warnAt(file string, line int, format string, args ...any) warning.Warning {
 	return warning.At(warning.SystemdIgnored, file, line, format, args...)
-}
-
-// noteAt builds a warning of another code than systemd-ignored.
-func noteAt(code, file string, line int, format string, args ...any) Warning {
-	return warning.At(code, file, line, format, args...)
 }

@@ -3,6 +3,8 @@ package units
 import (
 	"slices"
 	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // serviceConfig is what a unit and its drop-ins configure, in the parts
@@ -16,7 +18,7 @@ type serviceConfig struct {
 	Unset      []string          // UnsetEnvironment=
 	PassEnv    []string          // PassEnvironment=
 	SearchPath []string          // ExecSearchPath=
-	Warnings   []Warning
+	Warnings   []warning.Warning
 }
 
 func newServiceConfig() *serviceConfig {

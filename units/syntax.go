@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"slices"
 	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // longLineMax is systemd's LONG_LINE_MAX: the longest line, and the longest
@@ -37,7 +39,7 @@ type assignment struct {
 //
 // A malformed section header, a line that is not UTF-8 or too long makes
 // systemd refuse the whole unit: that is an error.
-func parseUnitFile(file string, data []byte) ([]assignment, []Warning, error) {
+func parseUnitFile(file string, data []byte) ([]assignment, []warning.Warning, error) {
 	p := &unitParser{file: file}
 	for lineNo := 1; len(data) > 0; lineNo++ {
 		var line []byte
@@ -102,7 +104,7 @@ type unitParser struct {
 	inSection bool // section is known
 	ignored   bool // in an unknown section
 	out       []assignment
-	warnings  []Warning
+	warnings  []warning.Warning
 }
 
 func (p *unitParser) physicalLine(lineNo int, line []byte) error {

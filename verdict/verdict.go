@@ -14,16 +14,17 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/validate"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
-// Finding is one error or warning.
+// Finding is one error.
 type Finding struct {
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Column  int    `json:"column,omitempty"`
-	Code    string `json:"code,omitempty"` // the warning package's codes
+	Code    string `json:"code,omitempty"` // what kind of error, as the warning package's codes say it
 }
 
 func (f Finding) String() string {
@@ -32,10 +33,10 @@ func (f Finding) String() string {
 
 // Result is the verdict on one configuration.
 type Result struct {
-	Valid          bool      `json:"valid"`
-	KubeletVersion string    `json:"kubeletVersion"`
-	Errors         []Finding `json:"errors"`
-	Warnings       []Finding `json:"warnings"`
+	Valid          bool              `json:"valid"`
+	KubeletVersion string            `json:"kubeletVersion"`
+	Errors         []Finding         `json:"errors"`
+	Warnings       []warning.Warning `json:"warnings"`
 }
 
 // Options select what to check.
@@ -75,19 +76,14 @@ func File(opts Options) (*Result, error) {
 // Bytes checks a configuration held in memory; opts.File names it.
 func Bytes(data []byte, opts Options) *Result {
 	v := opts.Version
-	res := &Result{KubeletVersion: v.Minor, Errors: []Finding{}, Warnings: []Finding{}}
+	res := &Result{KubeletVersion: v.Minor, Errors: []Finding{}, Warnings: []warning.Warning{}}
 	doc, err := config.Decode(data, config.DecodeOptions{File: opts.File, Version: v, AllowUnknownFields: opts.AllowUnknownFields})
 	if err != nil {
 		res.Errors = append(res.Errors, fromError(err, opts.File))
 		return res
 	}
 	for _, p := range doc.Problems {
-		f := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
-		if p.Warning {
-			res.Warnings = append(res.Warnings, f)
-		} else {
-			res.Errors = append(res.Errors, f)
-		}
+		res.add(p)
 	}
 	// The kubelet stops at a bad gate; the rest is still worth knowing, so
 	// the configuration is judged without the gates it refuses.
@@ -124,16 +120,13 @@ func Bytes(data []byte, opts Options) *Result {
 		res.Valid = false
 		return res
 	}
-	perFile := map[string]bool{} // reported per file
-	for _, w := range merged.Dropped {
-		perFile[w.String()] = true
-	}
-	for _, p := range merged.ConfigProblems {
-		perFile[p.Error()] = true
+	perFile := map[warning.Warning]bool{} // reported per file
+	for _, w := range merged.FileProblems {
+		perFile[w] = true
 	}
 	for _, w := range merged.Warnings {
 		if !perFile[w] {
-			res.Warnings = append(res.Warnings, Finding{Message: w})
+			res.Warnings = append(res.Warnings, w)
 		}
 	}
 	if r := merged.Verdict(); r != nil {
@@ -169,15 +162,19 @@ func checkDropins(opts Options, res *Result) (reported bool, err error) {
 			if _, lenient := effective.LenientDuplicate(p, opts.Version); lenient {
 				continue // a warning of the merge
 			}
-			fd := Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
-			if p.Warning {
-				res.Warnings = append(res.Warnings, fd)
-			} else {
-				res.Errors = append(res.Errors, fd)
-			}
+			res.add(p)
 		}
 	}
 	return reported, nil
+}
+
+// add reports a problem of decoding a file as an error or a warning.
+func (r *Result) add(p config.Problem) {
+	if p.Warning {
+		r.Warnings = append(r.Warnings, p.AsWarning())
+	} else {
+		r.Errors = append(r.Errors, finding(p))
+	}
 }
 
 // placeOrigin puts a problem on the drop-in that set the field, else on
@@ -206,9 +203,13 @@ func place(doc *config.Document, e validate.Error) Finding {
 
 func fromError(err error, file string) Finding {
 	if p, ok := err.(config.Problem); ok {
-		return Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
+		return finding(p)
 	}
 	return Finding{Message: err.Error(), File: file}
+}
+
+func finding(p config.Problem) Finding {
+	return Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
 }
 
 // Summary is a one-line verdict.

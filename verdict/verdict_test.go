@@ -3,10 +3,10 @@ package verdict
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 const header = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
@@ -37,13 +37,14 @@ func TestDropinEdgesOf128(t *testing.T) {
 		}
 		return res
 	}
-	if res := check("1.28", "dup"); !res.Valid || len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0].Message, "kubelet 1.28 loads a drop-in as a --config file") {
+	dup := filepath.Join(dir, "dup/10-a.conf")
+	if res := check("1.28", "dup"); !res.Valid || len(res.Warnings) == 0 || res.Warnings[0].Code != warning.DuplicateKey || res.Warnings[0].File != dup || res.Warnings[0].Line != 4 {
 		t.Errorf("1.28, duplicate key in a drop-in: %+v, want valid with a warning", res)
 	}
-	if res := check("1.29", "dup"); res.Valid || !strings.Contains(res.Errors[0].Message, "duplicate key") {
+	if res := check("1.29", "dup"); res.Valid || res.Errors[0].Code != warning.DuplicateKey {
 		t.Errorf("1.29, duplicate key in a drop-in: %+v, want the drop-in refused", res)
 	}
-	if res := check("1.28", "null"); res.Valid || !strings.Contains(res.Errors[0].Message, "quantities must match the regular expression") {
+	if res := check("1.28", "null"); res.Valid || res.Errors[0].Field != "evictionHard.imagefs.available" || res.Errors[0].File != filepath.Join(dir, "null/10-a.conf") {
 		t.Errorf("1.28, null inside a map of a drop-in: %+v, want the empty quantity refused", res)
 	}
 }

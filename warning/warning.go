@@ -34,6 +34,14 @@ const (
 	MergeKey        = "merge-key"        // a YAML merge key that overrides a key
 	NoEffect        = "no-effect"        // a setting something else overrides
 	Deprecated      = "deprecated"       // a deprecated flag or field
+	BelongsInFile   = "belongs-in-file"  // flags deprecated because their field belongs in the config file
+	MapReplaced     = "map-replaced"     // a map flag that replaces a whole map a file set
+	RelativePath    = "relative-path"    // a relative path the kubelet does not resolve against its file
+	DropinResets    = "dropin-resets"    // drop-ins loaded as whole files: each resets what it does not set
+	KeptAsFlag      = "kept-as-flag"     // a value only a flag can hold, kept on the command line
+	LegacyDefault   = "legacy-default"   // a legacy flags-only default written out that weakens the node
+	FailsCheck      = "fails-check"      // a written value that fails a CIS check
+	MadeSecure      = "made-secure"      // a secure value written instead of a legacy default
 	Unknowable      = "unknowable"       // what only the running node can tell
 	NotFound        = "not-found"        // a file the setup names that is not there
 	Other           = "other"            // anything else
@@ -62,6 +70,11 @@ func (w Warning) String() string {
 // At builds a warning for a place in a file.
 func At(code, file string, line int, format string, args ...any) Warning {
 	return Warning{Code: code, File: file, Line: line, Message: fmt.Sprintf(format, args...)}
+}
+
+// New builds a warning that names no file.
+func New(code, format string, args ...any) Warning {
+	return Warning{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // MaxPrinted is how many warnings Print writes before it sums up the rest.

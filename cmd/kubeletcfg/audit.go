@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type auditFlags struct {
@@ -60,9 +61,7 @@ with --fail-on warn), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			for _, w := range rep.Warnings() {
-				fmt.Fprintf(s.ErrOut, "warning: %s\n", w)
-			}
+			warning.Print(s.ErrOut, rep.Warnings())
 			if f.fixTo != "" {
 				if err := writeFixed(s, rep, f.fixTo); err != nil {
 					return err

@@ -116,7 +116,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 				if breaks == nil {
 					breaks = []audit.Result{}
 				}
-				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.Name, "new": nw.Name, "changes": changes, "breaks": breaks, "warnings": allWarnings(nil, nil, f.warnings)}); err != nil {
+				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.Name, "new": nw.Name, "changes": changes, "breaks": breaks, "warnings": allWarnings(f.warnings)}); err != nil {
 					return err
 				}
 			case f.unified:
@@ -307,7 +307,7 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 		if findings == nil {
 			findings = []diff.Finding{}
 		}
-		if err := writeJSON(s, map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings, "warnings": allWarnings(nil, nil, f.warnings)}); err != nil {
+		if err := writeJSON(s, map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings, "warnings": allWarnings(f.warnings)}); err != nil {
 			return err
 		}
 	} else {

@@ -64,8 +64,8 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 			if err != nil {
 				return refusal(s, err)
 			}
-			warning.Print(s.ErrOut, allWarnings(nil, res.Warnings))
-			if err := printEffective(s, res, f.showOrigin, f.output, allWarnings(setup, res.Warnings)); err != nil {
+			warning.Print(s.ErrOut, res.Warnings)
+			if err := printEffective(s, res, f.showOrigin, f.output, allWarnings(setup.Warnings, res.Warnings)); err != nil {
 				return err
 			}
 			if r := res.Verdict(); r != nil {

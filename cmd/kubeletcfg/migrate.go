@@ -99,7 +99,7 @@ func printMigration(s streams, res *migrate.Result) error {
 		fmt.Fprintf(s.Out, "# Removed: %s: %s\n", r.What(), r.Reason)
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(s.Out, "# Warning: %s\n", warning.Truncate(w, maxErrorLen))
+		fmt.Fprintf(s.Out, "# Warning: %s\n", warning.Truncate(w.String(), maxErrorLen))
 	}
 	_, err = s.Out.Write(doc)
 	return err

@@ -33,18 +33,12 @@ func (f *setupFlags) setup(s streams, args []string, dashed bool) (*node.Setup, 
 	return node.ReadSetup(f.setupSource(s, args, dashed))
 }
 
-// allWarnings joins the setup's structured warnings and a library's plain
-// ones, for printing and for -o json.
-func allWarnings(setup *node.Setup, plain []string, more ...[]warning.Warning) []warning.Warning {
+// allWarnings joins lists of warnings (the setup's, a library's) for -o
+// json: never null.
+func allWarnings(lists ...[]warning.Warning) []warning.Warning {
 	ws := []warning.Warning{}
-	if setup != nil {
-		ws = append(ws, setup.Warnings...)
-	}
-	for _, m := range more {
-		ws = append(ws, m...)
-	}
-	for _, p := range plain {
-		ws = append(ws, warning.Warning{Code: warning.Other, Message: p})
+	for _, l := range lists {
+		ws = append(ws, l...)
 	}
 	return ws
 }

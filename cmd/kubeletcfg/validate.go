@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 
@@ -55,11 +54,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage or I/O error.`,
 				for _, e := range res.Errors {
 					fmt.Fprintf(s.Out, "error: %s\n", warning.Truncate(fmt.Sprint(e), maxErrorLen))
 				}
-				ws := make([]warning.Warning, 0, len(res.Warnings))
-				for _, w := range res.Warnings {
-					ws = append(ws, warning.Warning{Code: cmp.Or(w.Code, warning.Other), Message: w.Message, File: w.File, Line: w.Line, Column: w.Column, Field: w.Field})
-				}
-				warning.Print(s.ErrOut, ws)
+				warning.Print(s.ErrOut, res.Warnings)
 				fmt.Fprintf(s.Out, "%s: %s\n", args[0], res.Summary())
 			}
 			if !res.Valid {
