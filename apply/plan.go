@@ -165,7 +165,7 @@ func plan(o Options) (*Plan, error) {
 		return nil, fmt.Errorf("the new configuration: %w", err)
 	}
 	if r := after.Verdict(); r != nil {
-		return nil, fmt.Errorf("the new configuration is invalid for kubelet %s: %s", v.Minor, strings.Join(r.Reasons, "; "))
+		return nil, fmt.Errorf("the new configuration is invalid for kubelet %s: %w", v.Minor, r)
 	}
 	changes, err := diff.Compute(old.Config, after.Config, v)
 	if err != nil {

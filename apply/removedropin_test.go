@@ -4,8 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/kubeletcfg/kubeletcfg/effective"
 )
 
 // dropinNode is a node whose kubelet has a --config-dir with 50-pods.conf
@@ -101,11 +102,19 @@ func TestRunRefusalNamesFileAndLine(t *testing.T) {
 	n, _ := dropinNode(t, life{})
 	o := n.opts
 	o.NewFile, o.NewFileName = []byte(baseConfig+"imageGCHighThresholdPercent: 200\n"), "new.yaml"
-	if _, err := Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "(imageGCHighThresholdPercent from new.yaml:4)") {
+	placed := func(err error, file string) bool {
+		var r *effective.Refused
+		if !errors.As(err, &r) || len(r.Problems) != 1 {
+			return false
+		}
+		p := r.Problems[0]
+		return p.Field == "imageGCHighThresholdPercent" && p.Origin.File == file && p.Origin.Line == 4
+	}
+	if _, err := Run(t.Context(), o); !placed(err, "new.yaml") {
 		t.Errorf("-f: %v, want the field placed at new.yaml:4", err)
 	}
 	o.Dropin, o.NewFileName = "60-gc.conf", "gc.yaml"
-	if _, err := Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "(imageGCHighThresholdPercent from gc.yaml:4)") {
+	if _, err := Run(t.Context(), o); !placed(err, "gc.yaml") {
 		t.Errorf("--dropin: %v, want the field placed at gc.yaml:4", err)
 	}
 	n.configIs(t, "maxPods: 100\n")

@@ -87,8 +87,9 @@ func TestSetupSide(t *testing.T) {
 	if _, err := SetupSide(given); err == nil || !strings.Contains(err.Error(), "--max-pods") {
 		t.Errorf("a bad flag: err = %v", err)
 	}
-	onNode.Args[slices.Index(onNode.Args, "--max-pods=150")] = "--max-podz=150"
-	if _, err := SetupSide(onNode); err == nil || !strings.HasPrefix(err.Error(), "/etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS): ") {
-		t.Errorf("an unknown flag on the node: err = %v, want its file and line", err)
+	i := slices.Index(onNode.Args, "--max-pods=150")
+	onNode.Args[i] = "--max-podz=150"
+	if _, err := SetupSide(onNode); err == nil || !strings.HasPrefix(err.Error(), onNode.Sources[i]+": ") {
+		t.Errorf("an unknown flag on the node: err = %v, want its file and line (%s)", err, onNode.Sources[i])
 	}
 }

@@ -45,15 +45,15 @@ func TestComputePlacesErrors(t *testing.T) {
 	s.Args[i] = "--max-podz=150"
 	_, err = Compute(Input{Setup: s})
 	var r *Refused
-	if !errors.As(err, &r) || len(r.Reasons) != 1 || !strings.HasPrefix(r.Reasons[0], "/etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS): ") {
-		t.Fatalf("refusal %v does not name the env file, line and variable", err)
+	if !errors.As(err, &r) || len(r.Reasons) != 1 || !strings.HasPrefix(r.Reasons[0], s.Sources[i]+": ") {
+		t.Fatalf("refusal %v does not name the env file, line and variable (%s)", err, s.Sources[i])
 	}
 	var fe *flags.Error
-	if !errors.As(err, &fe) {
-		t.Error("the placed error lost its flags.Error")
+	if !errors.As(err, &fe) || fe.Arg != "--max-podz" {
+		t.Errorf("the placed error lost its flags.Error: %v", err)
 	}
 	_, err = Compute(Input{Setup: node.Given(s.Version, "--max-podz=150")})
-	if !errors.As(err, &r) || !strings.HasPrefix(r.Reasons[0], `"--max-podz"`) {
+	if !errors.As(err, &r) || !errors.As(err, &fe) || r.Reasons[0] != fe.Error() {
 		t.Errorf("a command line given directly has nowhere to point at: %v", err)
 	}
 }
@@ -164,7 +164,8 @@ func TestComputeReadAs(t *testing.T) {
 		t.Errorf("read as %s, want %s", res.Version.Minor, to.Minor)
 	}
 	s.Args[3] = "--no-such-flag=1"
-	if _, err := Compute(Input{Setup: s, ReadAs: to}); err == nil || !strings.Contains(err.Error(), "no kubelet has the flag") {
+	var fe *flags.Error
+	if _, err := Compute(Input{Setup: s, ReadAs: to}); !errors.As(err, &fe) || fe.Arg != "--no-such-flag" {
 		t.Errorf("a flag no kubelet had: %v", err)
 	}
 }

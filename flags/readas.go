@@ -34,7 +34,7 @@ func ReadAs(args []string, v *schema.Version) (kept []int, lost []Lost, err erro
 		}
 		if !knownSomewhere(name) {
 			_, err := Parse([]string{a}, v)
-			return nil, nil, fmt.Errorf("no kubelet has the flag in %q: %v", a, err)
+			return nil, nil, fmt.Errorf("no kubelet has the flag in %q: %w", a, err)
 		}
 		l := Lost{Word: a, Name: name, Index: i}
 		// "--flag value": the value goes with it unless the flag was boolean.
