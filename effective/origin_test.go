@@ -2,13 +2,12 @@ package effective
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/internal/reftest"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -18,21 +17,16 @@ import (
 // command line and sets that field; a file line that names the field; a
 // default that is the version's default value.
 func TestOriginsInScenarios(t *testing.T) {
-	for _, minor := range differentialVersions {
-		v, _ := schema.Resolve(minor)
-		refs := loadReferences(t, v)
-		names := make([]string, 0, len(refs))
-		for n, ref := range refs {
-			if ref.Error == "" {
-				names = append(names, n)
+	for _, v := range reftest.Effective.Versions() {
+		refs := reftest.Effective.Load(t, v)
+		for _, name := range reftest.Names(refs) {
+			if refs[name].Error != "" {
+				continue
 			}
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			t.Run(minor+"/"+name, func(t *testing.T) {
-				dir, _ := filepath.Abs(filepath.Join(scenarioDir, name))
-				args := scenarioArgs(t, dir)
-				res, err := Compute(Input{Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: args}, Dir: dir}, LookupEnv: scenarioEnv(dir)})
+			t.Run(v.Minor+"/"+name, func(t *testing.T) {
+				dir := reftest.Effective.Path(v, name)
+				args := reftest.Args(t, dir)
+				res, err := Compute(Input{Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: args}, Dir: dir}, LookupEnv: reftest.Env(dir)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -44,8 +38,8 @@ func TestOriginsInScenarios(t *testing.T) {
 
 func checkOrigins(t *testing.T, v *schema.Version, res *Result, args []string) {
 	t.Helper()
-	defaults := asMap(t, v.Defaults())
-	baseline := asMap(t, v.FlagsBaseline())
+	defaults := reftest.AsMap(t, v.Defaults())
+	baseline := reftest.AsMap(t, v.FlagsBaseline())
 	have, err := config.ToMap(res.Config, v)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,19 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeletcfg/kubeletcfg/internal/reftest"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/validate"
 )
-
-// The versions the equivalence is proven for (hack/migratecorpus.Versions).
-var equivalenceVersions = []string{"1.31", "1.34", "1.37"}
-
-type reference struct {
-	Error      string          `json:"error"`
-	Effective  json.RawMessage `json:"effective"`
-	Validation []string        `json:"validation"`
-}
 
 // TestMigrationIsEquivalentForTheKubelet: for every legacy setup of the
 // corpus, the kubelet's own code (hack/schemagen scenarios) layers the old
@@ -40,36 +31,26 @@ func TestMigrationIsEquivalentForTheKubelet(t *testing.T) {
 	if len(corpus) < 40 {
 		t.Errorf("corpus has %d setups, want at least 40", len(corpus))
 	}
-	for _, minor := range equivalenceVersions {
-		v, err := schema.Resolve(minor)
-		if err != nil {
-			t.Fatal(err)
-		}
-		refs := loadReferences(t, minor)
+	for _, v := range reftest.Migrate.Versions() {
+		refs := reftest.Migrate.Load(t, v)
+		host := validate.Host{CgroupV1: reftest.CgroupV1(refs)}
 		for _, e := range corpus {
 			name := e.Name()
-			t.Run(minor+"/"+name, func(t *testing.T) {
+			t.Run(v.Minor+"/"+name, func(t *testing.T) {
 				res := checkCurrentOutput(t, v, name)
 				old, nw := refs[name+".old"], refs[name+".new"]
 				if old.Error != "" || nw.Error != "" {
 					t.Fatalf("the kubelet refused a setup: old: %q, new: %q", old.Error, nw.Error)
 				}
-				oldDir, _ := filepath.Abs(filepath.Join("../testdata/migrate/out", "v"+minor, name+".old"))
-				newDir, _ := filepath.Abs(filepath.Join("../testdata/migrate/out", "v"+minor, name+".new"))
-				a := bytes.ReplaceAll(old.Effective, []byte("$SCENARIO"), []byte(oldDir))
-				b := bytes.ReplaceAll(nw.Effective, []byte("$SCENARIO"), []byte(newDir))
-				if diff := cmp.Diff(asMap(t, a), asMap(t, b)); diff != "" {
-					t.Errorf("kubelet %s: effective configuration of the old setup vs the migrated one (-old +new):\n%s", minor, diff)
+				if diff := cmp.Diff(reftest.AsMap(t, old.Effective), reftest.AsMap(t, nw.Effective)); diff != "" {
+					t.Errorf("kubelet %s: effective configuration of the old setup vs the migrated one (-old +new):\n%s", v.Minor, diff)
 				}
 				if diff := cmp.Diff(old.Validation, nw.Validation); diff != "" {
-					t.Errorf("kubelet %s: its validation of the old setup vs the migrated one (-old +new):\n%s", minor, diff)
+					t.Errorf("kubelet %s: its validation of the old setup vs the migrated one (-old +new):\n%s", v.Minor, diff)
 				}
-				kubelet := []string{}
-				for _, e := range old.Validation {
-					kubelet = append(kubelet, strings.ReplaceAll(e, "$SCENARIO", oldDir))
-				}
-				if diff := cmp.Diff(kubelet, validate.Messages(validate.ConfigOnHost(res.Effective, v, host(refs)))); diff != "" {
-					t.Errorf("kubelet %s: the verdict on the migration (-kubelet +kubeletcfg):\n%s", minor, diff)
+				kubelet := append([]string{}, old.Validation...)
+				if diff := cmp.Diff(kubelet, validate.Messages(validate.ConfigOnHost(res.Effective, v, host))); diff != "" {
+					t.Errorf("kubelet %s: the verdict on the migration (-kubelet +kubeletcfg):\n%s", v.Minor, diff)
 				}
 			})
 		}
@@ -80,21 +61,12 @@ func TestMigrationIsEquivalentForTheKubelet(t *testing.T) {
 func checkCurrentOutput(t *testing.T, v *schema.Version, name string) *Result {
 	t.Helper()
 	src, _ := filepath.Abs(filepath.Join("../testdata/migrate/corpus", name))
-	raw, err := os.ReadFile(filepath.Join(src, "args"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var args []string
-	for _, l := range strings.Split(string(raw), "\n") {
-		if l != "" {
-			args = append(args, l)
-		}
-	}
+	args := reftest.Args(t, src)
 	res, err := Run(Options{ConfigPath: "new-config.yaml", Setup: &node.Setup{Version: v, Kubelet: node.Kubelet{Args: args, Env: dropinEnv(v)}, Dir: src}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join("../testdata/migrate/out", "v"+v.Minor, name+".new")
+	dir := reftest.Migrate.Path(v, name+".new")
 	doc, err := os.ReadFile(filepath.Join(dir, "new-config.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -114,41 +86,6 @@ func checkCurrentOutput(t *testing.T, v *schema.Version, name string) *Result {
 		t.Errorf("remaining flags differ from the judged ones:\njudged: %q\nnow:    %q", judgedArgs, got)
 	}
 	return res
-}
-
-// host infers the host the references were made on: only a cgroup v1 host
-// makes the kubelet refuse failCgroupV1.
-func host(refs map[string]reference) validate.Host {
-	for _, ref := range refs {
-		for _, e := range ref.Validation {
-			if strings.HasPrefix(e, "kubelet is configured to not run on a host using cgroup v1") {
-				return validate.Host{CgroupV1: true}
-			}
-		}
-	}
-	return validate.Host{}
-}
-
-func loadReferences(t *testing.T, minor string) map[string]reference {
-	t.Helper()
-	raw, err := os.ReadFile("../testdata/migrate/reference-v" + minor + ".json")
-	if err != nil {
-		t.Fatalf("%v (run make schema)", err)
-	}
-	refs := map[string]reference{}
-	if err := json.Unmarshal(raw, &refs); err != nil {
-		t.Fatal(err)
-	}
-	return refs
-}
-
-func asMap(t *testing.T, raw []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("%v: %s", err, raw)
-	}
-	return m
 }
 
 // TestEveryConfigFlagIsInTheCorpus: every config-backed flag of every

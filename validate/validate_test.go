@@ -2,11 +2,11 @@ package validate
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -16,66 +16,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/internal/reftest"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
-
-const (
-	corpusDir    = "../testdata/validate"
-	referenceDir = "../testdata/reference"
-)
-
-// verdict is what the real kubelet made of one corpus case
-// (hack/schemagen verdicts).
-type verdict struct {
-	Stage     string          `json:"stage"`
-	Panic     bool            `json:"panic"`
-	Errors    []string        `json:"errors"`
-	Effective json.RawMessage `json:"effective"`
-}
-
-// cgroupV1Message starts the error a kubelet with failCgroupV1 gives on a
-// cgroup v1 host; its presence in a reference tells which host made it.
-const cgroupV1Message = "kubelet is configured to not run on a host using cgroup v1"
-
-// loadReferences reads the reference verdicts of every version that has a
-// file, keyed by minor.
-func loadReferences(t *testing.T) map[string]map[string]verdict {
-	t.Helper()
-	refs := map[string]map[string]verdict{}
-	for _, v := range schema.Versions() {
-		data, err := os.ReadFile(filepath.Join(referenceDir, "verdicts-v"+v.Minor+".json"))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]verdict
-		if err := json.Unmarshal(data, &m); err != nil {
-			t.Fatalf("verdicts-v%s.json: %v", v.Minor, err)
-		}
-		refs[v.Minor] = m
-	}
-	if len(refs) == 0 {
-		t.Skip("no reference verdicts in " + referenceDir)
-	}
-	return refs
-}
-
-// referenceHost infers the host the references were made on: only a cgroup
-// v1 host makes the kubelet refuse failCgroupV1.
-func referenceHost(refs map[string]map[string]verdict) Host {
-	for _, m := range refs {
-		for _, ref := range m {
-			for _, e := range ref.Errors {
-				if strings.HasPrefix(e, cgroupV1Message) {
-					return Host{CgroupV1: true}
-				}
-			}
-		}
-	}
-	return Host{}
-}
 
 // gatePanicPrefix starts the panic of the kubelet's defaulting (1.32+) when
 // the file's featureGates cannot be set; the rest is SetFromMap's error.
@@ -84,11 +27,11 @@ const gatePanicPrefix = "failed to merge global and in-flight KubeletConfigurati
 // asGateVerdict turns a loading panic over feature gates into the verdict
 // the gates would get from ValidateKubeletConfiguration: from 1.32 on the
 // kubelet's defaulting sets them first, and panics, with the same error.
-func asGateVerdict(ref verdict) verdict {
+func asGateVerdict(ref reftest.Case) reftest.Case {
 	if ref.Stage != "load" || !ref.Panic || len(ref.Errors) != 1 || !strings.HasPrefix(ref.Errors[0], gatePanicPrefix) {
 		return ref
 	}
-	return verdict{Stage: "gates", Errors: []string{strings.TrimPrefix(ref.Errors[0], gatePanicPrefix)}}
+	return reftest.Case{Stage: "gates", Errors: []string{strings.TrimPrefix(ref.Errors[0], gatePanicPrefix)}}
 }
 
 // TestReferenceVerdicts validates, for every version with a reference file,
@@ -98,10 +41,10 @@ func asGateVerdict(ref verdict) verdict {
 // (1.32+) in defaulting. Other cases the kubelet refused while loading
 // belong to decoding and defaulting and are skipped here.
 func TestReferenceVerdicts(t *testing.T) {
-	forEachReference(t, func(t *testing.T, v *schema.Version, name string, ref verdict, host Host) {
+	forEachReference(t, func(t *testing.T, v *schema.Version, name string, ref reftest.Case, host Host) {
 		var cfg *v1beta1.KubeletConfiguration
 		if ref.Stage == "gates" {
-			cfg = rawCase(t, name)
+			cfg = rawCase(t, v, name)
 		} else {
 			cfg = effective(t, ref)
 		}
@@ -111,17 +54,16 @@ func TestReferenceVerdicts(t *testing.T) {
 
 // forEachReference runs check on every validation verdict of every supported
 // version; a version without references fails.
-func forEachReference(t *testing.T, check func(t *testing.T, v *schema.Version, name string, ref verdict, host Host)) {
-	refs := loadReferences(t)
-	host := referenceHost(refs)
-	for _, v := range schema.Versions() {
-		m, ok := refs[v.Minor]
-		if !ok {
-			t.Errorf("no reference verdicts for kubelet %s (run make schema)", v.Minor)
-			continue
-		}
+func forEachReference(t *testing.T, check func(t *testing.T, v *schema.Version, name string, ref reftest.Case, host Host)) {
+	refs := map[*schema.Version]map[string]reftest.Case{}
+	for _, v := range reftest.Validate.Versions() {
+		refs[v] = reftest.Validate.Load(t, v)
+	}
+	host := Host{CgroupV1: reftest.CgroupV1(slices.Collect(maps.Values(refs))...)}
+	for _, v := range reftest.Validate.Versions() {
+		m := refs[v]
 		t.Run(v.Minor, func(t *testing.T) {
-			for _, name := range sortedKeys(m) {
+			for _, name := range reftest.Names(m) {
 				ref := m[name]
 				t.Run(strings.TrimSuffix(name, ".yaml"), func(t *testing.T) {
 					ref := asGateVerdict(ref)
@@ -137,8 +79,8 @@ func forEachReference(t *testing.T, check func(t *testing.T, v *schema.Version, 
 // config.Default, as kubeletcfg does, then validates: the whole pipeline
 // must reach the kubelet's verdict.
 func TestCorpusThroughConfig(t *testing.T) {
-	forEachReference(t, func(t *testing.T, v *schema.Version, name string, ref verdict, host Host) {
-		data, err := os.ReadFile(filepath.Join(corpusDir, name))
+	forEachReference(t, func(t *testing.T, v *schema.Version, name string, ref reftest.Case, host Host) {
+		data, err := os.ReadFile(reftest.Validate.Path(v, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,12 +92,11 @@ func TestCorpusThroughConfig(t *testing.T) {
 		if errs := doc.Errors(); len(errs) > 0 {
 			t.Fatalf("decode problems: %v", errs)
 		}
-		abs, _ := filepath.Abs(corpusDir)
-		compareVerdict(t, v, ref, ConfigOnHost(config.ResolvePaths(config.Default(doc.Config, v), v, abs), v, host))
+		compareVerdict(t, v, ref, ConfigOnHost(config.ResolvePaths(config.Default(doc.Config, v), v, reftest.Validate.Dir(v)), v, host))
 	})
 }
 
-func skipUnlessValidationVerdict(t *testing.T, ref verdict) {
+func skipUnlessValidationVerdict(t *testing.T, ref reftest.Case) {
 	t.Helper()
 	if ref.Panic || ref.Stage == "load" {
 		t.Skipf("the kubelet refused the file while loading it (decoding/defaulting): %v", ref.Errors)
@@ -163,7 +104,7 @@ func skipUnlessValidationVerdict(t *testing.T, ref verdict) {
 }
 
 // compareVerdict compares our errors with the kubelet's.
-func compareVerdict(t *testing.T, v *schema.Version, ref verdict, got []Error) {
+func compareVerdict(t *testing.T, v *schema.Version, ref reftest.Case, got []Error) {
 	t.Helper()
 	msgs := Messages(got)
 	ref.Errors = unstampedVersion(v, ref.Errors)
@@ -222,20 +163,11 @@ func aggregateOf(s string, msgs []string) bool {
 	return n == len(s)
 }
 
-// corpusPlaceholder stands for the corpus directory in the references'
-// effective configurations (paths the kubelet resolved against it).
-const corpusPlaceholder = "$CORPUS"
-
 // effective decodes the configuration the kubelet validated.
-func effective(t *testing.T, ref verdict) *v1beta1.KubeletConfiguration {
+func effective(t *testing.T, ref reftest.Case) *v1beta1.KubeletConfiguration {
 	t.Helper()
-	dir, err := filepath.Abs(corpusDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := strings.ReplaceAll(string(ref.Effective), corpusPlaceholder, filepath.ToSlash(dir))
 	cfg := &v1beta1.KubeletConfiguration{}
-	if err := json.Unmarshal([]byte(data), cfg); err != nil {
+	if err := json.Unmarshal(ref.Effective, cfg); err != nil {
 		t.Fatalf("effective configuration: %v", err)
 	}
 	return cfg
@@ -243,9 +175,9 @@ func effective(t *testing.T, ref verdict) *v1beta1.KubeletConfiguration {
 
 // rawCase decodes a corpus file as written (for feature gate verdicts, which
 // come before anything else).
-func rawCase(t *testing.T, name string) *v1beta1.KubeletConfiguration {
+func rawCase(t *testing.T, v *schema.Version, name string) *v1beta1.KubeletConfiguration {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(corpusDir, name))
+	data, err := os.ReadFile(reftest.Validate.Path(v, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,18 +190,18 @@ func rawCase(t *testing.T, name string) *v1beta1.KubeletConfiguration {
 
 // TestCorpusCoverage keeps every corpus case and every reference entry in step.
 func TestCorpusCoverage(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(corpusDir, "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(reftest.Validate.Dir(schema.Newest()), "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) > 120 {
 		t.Errorf("%d corpus cases; keep it at 120 or fewer (each costs seconds per version to regenerate)", len(files))
 	}
-	refs := loadReferences(t)
-	for minor, m := range refs {
+	for _, v := range reftest.Validate.Versions() {
+		m := reftest.Validate.Load(t, v)
 		for _, f := range files {
 			if _, ok := m[filepath.Base(f)]; !ok {
-				t.Errorf("verdicts-v%s.json lacks %s: regenerate with SCHEMAGEN_ONLY=verdicts hack/schemagen/generate.sh", minor, filepath.Base(f))
+				t.Errorf("verdicts-v%s.json lacks %s: regenerate with SCHEMAGEN_ONLY=verdicts hack/schemagen/generate.sh", v.Minor, filepath.Base(f))
 			}
 		}
 	}

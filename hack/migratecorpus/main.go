@@ -20,14 +20,12 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeletcfg/kubeletcfg/internal/reftest"
 	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
-
-// Versions is what the equivalence test covers.
-var Versions = []string{"1.31", "1.34", "1.37"}
 
 const (
 	corpusDir = "testdata/migrate/corpus"
@@ -54,6 +52,9 @@ func fail(err error) {
 
 // writeMigrations migrates every corpus setup for every version.
 func writeMigrations() error {
+	// The versions the corpus was migrated for, and the newest: what the
+	// equivalence test covers.
+	versions := reftest.MigrateVersions()
 	if err := os.RemoveAll(outDir); err != nil {
 		return err
 	}
@@ -61,14 +62,10 @@ func writeMigrations() error {
 	if err != nil {
 		return err
 	}
-	for _, minor := range Versions {
-		v, err := schema.Resolve(minor)
-		if err != nil {
-			return err
-		}
+	for _, v := range versions {
 		for _, e := range names {
 			if err := migrateOne(v, e.Name()); err != nil {
-				return fmt.Errorf("%s for %s: %w", e.Name(), minor, err)
+				return fmt.Errorf("%s for %s: %w", e.Name(), v.Minor, err)
 			}
 		}
 	}
@@ -77,7 +74,7 @@ func writeMigrations() error {
 
 func migrateOne(v *schema.Version, name string) error {
 	src, _ := filepath.Abs(filepath.Join(corpusDir, name))
-	args, err := readArgs(filepath.Join(src, "args"))
+	args, err := reftest.ReadArgs(src)
 	if err != nil {
 		return err
 	}
@@ -187,20 +184,6 @@ func dropGateLines(src, dst, path, gate string) error {
 		out = append(out, l)
 	}
 	return os.WriteFile(target, []byte(strings.Join(out, "\n")), 0o644)
-}
-
-func readArgs(path string) ([]string, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, l := range strings.Split(string(raw), "\n") {
-		if l != "" {
-			out = append(out, l)
-		}
-	}
-	return out, nil
 }
 
 func writeArgs(path string, args []string) error {
