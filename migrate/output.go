@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +9,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
 )
 
 // Files are what WriteDir writes.
@@ -36,7 +37,7 @@ func (r *Result) WriteDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(r, "", "  ")
+	js, err := jsonshape.Marshal(r)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func (r *Result) WriteDir(dir string) error {
 	contents := map[string][]byte{
 		"config.yaml":       doc,
 		"kubelet-flags.env": env,
-		"migration.json":    append(js, '\n'),
+		"migration.json":    js,
 		"report.txt":        []byte(r.Report()),
 	}
 	var written []string

@@ -1,14 +1,17 @@
 package migrate
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/units"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 func TestWriteDir(t *testing.T) {
@@ -41,6 +44,16 @@ func TestWriteDir(t *testing.T) {
 	doc, _ := os.ReadFile(filepath.Join(dir, "config.yaml"))
 	if !strings.Contains(string(doc), "maxPods: 150") || !strings.Contains(string(doc), "kind: KubeletConfiguration") {
 		t.Errorf("config.yaml:\n%s", doc)
+	}
+	js, _ := os.ReadFile(filepath.Join(dir, "migration.json"))
+	var back struct {
+		Version  int               `json:"version"`
+		Flags    []string          `json:"flags"`
+		Warnings []warning.Warning `json:"warnings"`
+	}
+	if err := json.Unmarshal(js, &back); err != nil || back.Version != jsonshape.Version || !strings.HasPrefix(string(js), "{\n  \"version\": ") ||
+		strings.Join(back.Flags, " ") != strings.Join(res.Flags, " ") {
+		t.Errorf("migration.json (%v):\n%s", err, js)
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "report.txt"))
 	if !strings.Contains(string(report), "--network-plugin=cni") {

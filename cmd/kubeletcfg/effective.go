@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
@@ -191,8 +192,13 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// writeJSON prints a command's -o json result: an object whose first key,
+// "version", names its shape (jsonshape).
 func writeJSON(s streams, v any) error {
-	enc := json.NewEncoder(s.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	out, err := jsonshape.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = s.Out.Write(out)
+	return err
 }

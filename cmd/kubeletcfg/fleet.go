@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/fleet"
+	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
 )
 
 type fleetFlags struct {
@@ -104,8 +105,10 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 				err = writeJSON(s, rep)
 			case "yaml":
 				var out []byte
-				if out, err = yaml.Marshal(rep); err == nil {
-					_, err = s.Out.Write(out)
+				if out, err = jsonshape.Marshal(rep); err == nil {
+					if out, err = yaml.JSONToYAML(out); err == nil {
+						_, err = s.Out.Write(out)
+					}
 				}
 			default:
 				printFleet(s, rep)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,9 +48,7 @@ func run(args []string, s streams) int {
 	default:
 		msg := warning.Truncate(err.Error(), maxErrorLen)
 		if o := outputFlag(cmd); o != nil && o.Value.String() == "json" {
-			enc := json.NewEncoder(s.Out)
-			enc.SetIndent("", "  ")
-			_ = enc.Encode(map[string]string{"error": msg})
+			_ = writeJSON(s, map[string]string{"error": msg})
 		}
 		fmt.Fprintf(s.ErrOut, "kubeletcfg: %s\n", msg)
 		return exitUsage

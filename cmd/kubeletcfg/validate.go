@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -45,9 +44,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage or I/O error.`,
 				return err
 			}
 			if f.output == "json" {
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
+				if err := writeJSON(s, res); err != nil {
 					return err
 				}
 			} else {

@@ -20,6 +20,10 @@ INSTALL_HINT = (
 # whose output lacks one is too old.
 REQUIRED_KEYS = ("changes", "configFile", "applied", "rolledBack", "kubeletVersion", "writes")
 
+# The versions of kubeletcfg's JSON shapes this collection reads: the
+# "version" key of every -o json document (0: a binary from before it had one).
+JSON_VERSIONS = (0, 1)
+
 
 def _opt(flag):
     return lambda v: [flag, str(v)]
@@ -127,7 +131,10 @@ class Kubeletcfg(object):
             raise KubeletcfgError("%s apply -o json printed no JSON (too old?): %s" % (self.binary, out.strip()[:200]))
         outcome, error = None, ""
         for doc in docs:
-            if isinstance(doc, dict) and "error" in doc and len(doc) == 1:
+            if isinstance(doc, dict) and doc.get("version", 0) not in JSON_VERSIONS:
+                raise KubeletcfgError("%s answers in JSON version %s, this collection reads versions %s: "
+                                      "install the collection that goes with it" % (self.binary, doc.get("version"), JSON_VERSIONS))
+            if isinstance(doc, dict) and "error" in doc and set(doc) <= set(("error", "version")):
                 error = doc["error"]
             elif outcome is None:
                 outcome = doc

@@ -1,0 +1,41 @@
+// Package jsonshape versions the JSON kubeletcfg writes for programs (every
+// command's -o json, migrate's migration.json): each document is an object
+// whose first key, "version", names its shape. A shape changes only with
+// its version, and the README's Changelog says how.
+package jsonshape
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Version is the version of the shapes.
+const Version = 1
+
+// Marshal is v's JSON, indented, with "version" first; v must encode as an
+// object without a "version" key of its own.
+func Marshal(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, fmt.Errorf("jsonshape: %T is not a JSON object", v)
+	}
+	if _, ok := keys["version"]; ok {
+		return nil, fmt.Errorf("jsonshape: %T has a version of its own", v)
+	}
+	head := fmt.Sprintf(`{"version":%d`, Version)
+	if len(keys) > 0 {
+		head += ","
+	}
+	raw = append([]byte(head), bytes.TrimSpace(raw)[1:]...)
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
