@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/filecheck"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
-	"github.com/kubeletcfg/kubeletcfg/verdict"
 )
 
 // Fixes lists every fix of the results that did not pass, in report order.
@@ -91,7 +91,7 @@ func (r *Report) FixedConfig() ([]byte, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if v := verdict.Bytes(out, verdict.Options{File: p + " (fixed)", Version: r.version, AllowUnknownFields: true}); !v.Valid {
+	if v := filecheck.Bytes(out, filecheck.Options{File: p + " (fixed)", Version: r.version, AllowUnknownFields: true}); !v.Valid {
 		var msgs []string
 		for _, e := range v.Errors {
 			msgs = append(msgs, e.String())

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubeletcfg/kubeletcfg/verdict"
+	"github.com/kubeletcfg/kubeletcfg/filecheck"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
@@ -39,7 +39,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			res, err := verdict.File(verdict.Options{File: args[0], ConfigDir: f.configDir, Version: v, AllowUnknownFields: f.allowUnknownFields})
+			res, err := filecheck.File(filecheck.Options{File: args[0], ConfigDir: f.configDir, Version: v, AllowUnknownFields: f.allowUnknownFields})
 			if err != nil {
 				return err
 			}

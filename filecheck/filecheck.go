@@ -1,7 +1,8 @@
-// Package verdict says what a kubelet version would make of a configuration
-// file: whether it starts, and every error and warning on the way, each placed
-// in its file.
-package verdict
+// Package filecheck checks a configuration file (and its drop-ins) as a
+// kubelet version reads it, for kubeletcfg validate: each file decoded
+// strictly, then the kubelet's verdict on the whole (effective's
+// Result.Verdict), every error and warning placed on its file:line:column.
+package filecheck
 
 import (
 	"cmp"
@@ -31,8 +32,8 @@ func (f Finding) String() string {
 	return config.Problem{File: f.File, Line: f.Line, Column: f.Column, Field: f.Field, Message: f.Message}.Error()
 }
 
-// Result is the verdict on one configuration.
-type Result struct {
+// Report is what the check found in one configuration.
+type Report struct {
 	Valid          bool              `json:"valid"`
 	KubeletVersion string            `json:"kubeletVersion"`
 	Errors         []Finding         `json:"errors"`
@@ -50,16 +51,16 @@ type Options struct {
 }
 
 // File reads and checks a --config file. The error is for I/O only (and an
-// undecodable file, reported as an invalid Result); everything the kubelet
-// would object to is in the Result.
-func File(opts Options) (*Result, error) {
+// undecodable file, reported as an invalid Report); everything the kubelet
+// would object to is in the Report.
+func File(opts Options) (*Report, error) {
 	data, err := nodefile.ReadFile(opts.File, nodefile.Config)
 	if err != nil {
 		return nil, err
 	}
 	if opts.ConfigDir != "" {
 		// A drop-in directory that cannot be read is an I/O error, not a
-		// verdict on the configuration.
+		// finding about the configuration.
 		files, err := effective.List(opts.ConfigDir)
 		if err != nil {
 			return nil, err
@@ -74,9 +75,9 @@ func File(opts Options) (*Result, error) {
 }
 
 // Bytes checks a configuration held in memory; opts.File names it.
-func Bytes(data []byte, opts Options) *Result {
+func Bytes(data []byte, opts Options) *Report {
 	v := opts.Version
-	res := &Result{KubeletVersion: v.Minor, Errors: []Finding{}, Warnings: []warning.Warning{}}
+	res := &Report{KubeletVersion: v.Minor, Errors: []Finding{}, Warnings: []warning.Warning{}}
 	doc, err := config.Decode(data, config.DecodeOptions{File: opts.File, Version: v, AllowUnknownFields: opts.AllowUnknownFields})
 	if err != nil {
 		res.Errors = append(res.Errors, fromError(err, opts.File))
@@ -142,7 +143,7 @@ func Bytes(data []byte, opts Options) *Result {
 // checkDropins checks every drop-in strictly, each problem placed in its
 // file; reported says a drop-in did not decode (the layering then fails on
 // it, and the finding says why).
-func checkDropins(opts Options, res *Result) (reported bool, err error) {
+func checkDropins(opts Options, res *Report) (reported bool, err error) {
 	files, err := effective.List(opts.ConfigDir)
 	if err != nil {
 		return false, err
@@ -169,7 +170,7 @@ func checkDropins(opts Options, res *Result) (reported bool, err error) {
 }
 
 // add reports a problem of decoding a file as an error or a warning.
-func (r *Result) add(p config.Problem) {
+func (r *Report) add(p config.Problem) {
 	if p.Warning {
 		r.Warnings = append(r.Warnings, p.AsWarning())
 	} else {
@@ -212,8 +213,8 @@ func finding(p config.Problem) Finding {
 	return Finding{Field: p.Field, Message: p.Message, File: p.File, Line: p.Line, Column: p.Column, Code: p.Code}
 }
 
-// Summary is a one-line verdict.
-func (r *Result) Summary() string {
+// Summary is the report in one line.
+func (r *Report) Summary() string {
 	if r.Valid {
 		return fmt.Sprintf("valid for kubelet %s (%s)", r.KubeletVersion, count(len(r.Warnings), "warning"))
 	}

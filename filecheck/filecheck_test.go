@@ -1,4 +1,4 @@
-package verdict
+package filecheck
 
 import (
 	"os"
@@ -29,7 +29,7 @@ func TestDropinEdgesOf128(t *testing.T) {
 	file := write("config.yaml", "maxPods: 20\n")
 	write("dup/10-a.conf", "maxPods: 21\nmaxPods: 22\n")
 	write("null/10-a.conf", "evictionHard:\n  imagefs.available: null\n")
-	check := func(minor, dropins string) *Result {
+	check := func(minor, dropins string) *Report {
 		v, _ := schema.Resolve(minor)
 		res, err := File(Options{File: file, ConfigDir: filepath.Join(dir, dropins), Version: v})
 		if err != nil {
