@@ -148,7 +148,7 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 	before, berr, start := rs.before, rs.berr, rs.start
 	var pinned Proc
 	var healthySince time.Time
-	verdicts := make([]*Verdict, len(w.Checks))
+	answers := make([]*Answer, len(w.Checks))
 	elapsed := func() float64 { return clock.Now().Sub(start).Seconds() }
 	for ; ; clock.Sleep(ctx, 100*time.Millisecond) {
 		if err := ctx.Err(); err != nil {
@@ -201,14 +201,14 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 		case !ok:
 			return false, fmt.Sprintf("%s answered, then failed %.2fs later (the kubelet died after starting)", where, now.Sub(healthySince).Seconds())
 		}
-		pending := w.runChecks(ctx, start, verdicts)
+		pending := w.runChecks(ctx, start, answers)
 		if pending == "" && now.Sub(healthySince) >= w.StableFor {
-			out.Checks = results(w.Checks, verdicts)
+			out.Checks = results(w.Checks, answers)
 			w.progress("stable for %s", w.StableFor)
 			return true, ""
 		}
 		if pending != "" && now.After(start.Add(w.Timeout)) && now.Sub(healthySince) >= w.StableFor {
-			out.Checks = results(w.Checks, verdicts)
+			out.Checks = results(w.Checks, answers)
 			return false, fmt.Sprintf("healthy locally, but %s within %s", pending, w.Timeout)
 		}
 	}
@@ -216,20 +216,20 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 
 // runChecks asks every check not yet passed; it returns what is still
 // pending ("" when all passed).
-func (w watch) runChecks(ctx context.Context, restartedAt time.Time, verdicts []*Verdict) string {
+func (w watch) runChecks(ctx context.Context, restartedAt time.Time, answers []*Answer) string {
 	var pending []string
 	for i, c := range w.Checks {
-		if verdicts[i] != nil && verdicts[i].OK {
+		if answers[i] != nil && answers[i].OK {
 			continue
 		}
 		v, err := c.Check(ctx, restartedAt)
 		if err != nil {
-			v = Verdict{Detail: err.Error()}
+			v = Answer{Detail: err.Error()}
 		}
 		if v.OK {
 			w.progress("%s: %s", c.Name(), v.Detail)
 		}
-		verdicts[i] = &v
+		answers[i] = &v
 		if !v.OK {
 			pending = append(pending, fmt.Sprintf("%s not ok (%s)", c.Name(), v.Detail))
 		}
@@ -237,11 +237,11 @@ func (w watch) runChecks(ctx context.Context, restartedAt time.Time, verdicts []
 	return strings.Join(pending, ", ")
 }
 
-func results(cs []Check, vs []*Verdict) []CheckResult {
+func results(cs []Check, vs []*Answer) []CheckResult {
 	var out []CheckResult
 	for i, c := range cs {
 		if vs[i] != nil {
-			out = append(out, CheckResult{Name: c.Name(), Verdict: *vs[i]})
+			out = append(out, CheckResult{Name: c.Name(), Answer: *vs[i]})
 		}
 	}
 	return out

@@ -118,12 +118,12 @@ type fakeCheck struct {
 
 func (c *fakeCheck) Name() string { return "node Ready" }
 
-func (c *fakeCheck) Check(_ context.Context, restartedAt time.Time) (Verdict, error) {
+func (c *fakeCheck) Check(_ context.Context, restartedAt time.Time) (Answer, error) {
 	if c.never != nil && c.never() {
-		return Verdict{}, errors.New("no heartbeat")
+		return Answer{}, errors.New("no heartbeat")
 	}
 	if c.clock.Now().Before(c.at) {
-		return Verdict{Detail: "lastHeartbeatTime before the restart"}, nil
+		return Answer{Detail: "lastHeartbeatTime before the restart"}, nil
 	}
-	return Verdict{OK: true, Detail: "Ready", Times: map[string]time.Time{"lastHeartbeatTime": c.clock.Now(), "restartedAt": restartedAt}}, nil
+	return Answer{OK: true, Detail: "Ready", Times: map[string]time.Time{"lastHeartbeatTime": c.clock.Now(), "restartedAt": restartedAt}}, nil
 }

@@ -116,7 +116,7 @@ type Outcome struct {
 	Applied    bool   `json:"applied"`
 	RolledBack bool   `json:"rolledBack"`
 	Cause      string `json:"cause,omitempty"`
-	// HealthyAfter is the time from the restart to the healthy verdict
+	// HealthyAfter is the time from the restart to the healthy answer
 	// (stability window excluded).
 	HealthyAfter time.Duration `json:"healthyAfterNs,omitempty"`
 	// Kubelet is the process confirmed (or the last one seen).

@@ -179,7 +179,7 @@ func TestRunChecks(t *testing.T) {
 	ok := &fakeCheck{clock: n.clock, at: n.clock.Now().Add(3 * time.Second)}
 	n.opts.Checks = []Check{ok}
 	out, err = n.apply(t, "maxPods: 167\n")
-	if err != nil || len(out.Checks) != 1 || !out.Checks[0].Verdict.OK || out.Checks[0].Verdict.Times["restartedAt"].IsZero() {
+	if err != nil || len(out.Checks) != 1 || !out.Checks[0].Answer.OK || out.Checks[0].Answer.Times["restartedAt"].IsZero() {
 		t.Fatalf("a check that passes: %+v, %v", out, err)
 	}
 	n.configIs(t, "maxPods: 167\n")

@@ -14,22 +14,22 @@ type Check interface {
 	Name() string
 	// Check reports whether what it watches has seen the kubelet restarted
 	// at restartedAt. An error is a failed probe, retried like a false one.
-	Check(ctx context.Context, restartedAt time.Time) (Verdict, error)
+	Check(ctx context.Context, restartedAt time.Time) (Answer, error)
 }
 
-// Verdict is one answer of a Check.
-type Verdict struct {
+// Answer is what a Check says once.
+type Answer struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail,omitempty"`
-	// Times are the instants the verdict rests on, by name
+	// Times are the instants the answer rests on, by name
 	// (lastHeartbeatTime, renewTime).
 	Times map[string]time.Time `json:"times,omitempty"`
 }
 
-// CheckResult is the last verdict of a Check in an apply.
+// CheckResult is the last answer of a Check in an apply.
 type CheckResult struct {
-	Name    string  `json:"name"`
-	Verdict Verdict `json:"verdict"`
+	Name   string `json:"name"`
+	Answer Answer `json:"answer"`
 }
 
 // Clock is the time the apply's watches run on.

@@ -79,12 +79,12 @@ type readyCheck struct{ n *Node }
 
 func (readyCheck) Name() string { return "node Ready" }
 
-func (c readyCheck) Check(ctx context.Context, restartedAt time.Time) (apply.Verdict, error) {
+func (c readyCheck) Check(ctx context.Context, restartedAt time.Time) (apply.Answer, error) {
 	h, err := c.n.Health(ctx, restartedAt)
 	if err != nil {
-		return apply.Verdict{}, err
+		return apply.Answer{}, err
 	}
-	return apply.Verdict{OK: h.ReadyAfter(), Detail: h.ReadyString(),
+	return apply.Answer{OK: h.ReadyAfter(), Detail: h.ReadyString(),
 		Times: map[string]time.Time{"lastHeartbeatTime": h.LastHeartbeat}}, nil
 }
 
@@ -92,11 +92,11 @@ type leaseCheck struct{ n *Node }
 
 func (leaseCheck) Name() string { return "lease" }
 
-func (c leaseCheck) Check(ctx context.Context, restartedAt time.Time) (apply.Verdict, error) {
+func (c leaseCheck) Check(ctx context.Context, restartedAt time.Time) (apply.Answer, error) {
 	h, err := c.n.Health(ctx, restartedAt)
 	if err != nil {
-		return apply.Verdict{}, err
+		return apply.Answer{}, err
 	}
-	return apply.Verdict{OK: h.LeaseAfter(), Detail: fmt.Sprintf("%s/%s renewed %s", LeaseNamespace, c.n.Name, since(h.LeaseRenewed, h.Since, time.Microsecond)),
+	return apply.Answer{OK: h.LeaseAfter(), Detail: fmt.Sprintf("%s/%s renewed %s", LeaseNamespace, c.n.Name, since(h.LeaseRenewed, h.Since, time.Microsecond)),
 		Times: map[string]time.Time{"renewTime": h.LeaseRenewed}}, nil
 }

@@ -38,7 +38,7 @@ func (h Health) ReadyAfter() bool {
 // (renewTime has microseconds).
 func (h Health) LeaseAfter() bool { return h.LeaseRenewed.After(h.Since) }
 
-// String is the verdict's line for it.
+// String is both checks in one line.
 func (h Health) String() string {
 	return h.ReadyString() + ", " + h.LeaseString()
 }

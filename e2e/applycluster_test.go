@@ -52,19 +52,19 @@ func TestApplyCluster(t *testing.T) {
 	var verdict struct {
 		Applied bool `json:"applied"`
 		Checks  []struct {
-			Name    string `json:"name"`
-			Verdict struct {
+			Name   string `json:"name"`
+			Answer struct {
 				OK    bool                 `json:"ok"`
 				Times map[string]time.Time `json:"times"`
-			} `json:"verdict"`
+			} `json:"answer"`
 		} `json:"checks"`
 	}
 	if err := json.Unmarshal([]byte(out), &verdict); err != nil || !verdict.Applied || len(verdict.Checks) != 2 {
 		t.Errorf("verdict: %v\n%s", err, out)
 	}
 	for _, c := range verdict.Checks {
-		if !c.Verdict.OK || len(c.Verdict.Times) == 0 {
-			t.Errorf("check %s: %+v", c.Name, c.Verdict)
+		if !c.Answer.OK || len(c.Answer.Times) == 0 {
+			t.Errorf("check %s: %+v", c.Name, c.Answer)
 		}
 	}
 	if _, err := n.API.Client.CoreV1().Pods(n.Namespace).Get(ctx, web.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {

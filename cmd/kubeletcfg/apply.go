@@ -324,7 +324,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 				fmt.Fprintf(s.Out, "applied %s (backup %s); healthy %.2fs after the restart\n", out.ConfigFile, out.Backup, out.HealthyAfter.Seconds())
 			}
 			for _, c := range out.Checks {
-				fmt.Fprintf(s.Out, "%s: %s\n", c.Name, c.Verdict.Detail)
+				fmt.Fprintf(s.Out, "%s: %s\n", c.Name, c.Answer.Detail)
 			}
 		}
 	}
