@@ -14,8 +14,9 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
-// Setup is how systemd starts the kubelet.
-type Setup struct {
+// Service is how systemd starts the kubelet's service: its command line,
+// environment and the files they come from.
+type Service struct {
 	Unit     string            // path of the main unit file (as seen on the node, e.g. /usr/lib/systemd/system/kubelet.service)
 	Dropins  []string          // drop-ins applied, in order (node paths)
 	Exec     []string          // the ExecStart command line after expansion: Exec[0] is the binary (argv[0]; with the "@" prefix see Path)
@@ -72,7 +73,7 @@ var defaultExecSearchPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/
 
 // Discover finds kubelet.service on the node under root ("" or "/" for the
 // running node) and computes how systemd starts it.
-func Discover(root string) (*Setup, error) {
+func Discover(root string) (*Service, error) {
 	n, err := openNode(root)
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func Discover(root string) (*Setup, error) {
 // FromUnit computes how systemd starts the service of the given unit file,
 // a node path under root, with its drop-ins found as in Discover for the
 // unit's file name.
-func FromUnit(root, unitPath string) (*Setup, error) {
+func FromUnit(root, unitPath string) (*Service, error) {
 	name := path.Base(unitPath)
 	if !strings.HasSuffix(name, ".service") || name == ".service" {
 		return nil, &Error{File: unitPath, Msg: "not a service unit: the file name must end in .service"}
@@ -143,10 +144,10 @@ func (n *nodeFS) checkUnitFile(p string) error {
 }
 
 // load reads the unit at node path unit, its drop-ins and environment
-// files, and computes the Setup.
-func (n *nodeFS) load(name, unit string) (*Setup, error) {
+// files, and computes the Service.
+func (n *nodeFS) load(name, unit string) (*Service, error) {
 	n.systemd = n.systemdVersion()
-	s := &Setup{UnitName: name, Unit: unit, SystemdVersion: n.systemd}
+	s := &Service{UnitName: name, Unit: unit, SystemdVersion: n.systemd}
 	if res, err := n.Resolve(unit); err == nil && res != unit {
 		s.UnitTarget = res
 	}
@@ -289,7 +290,7 @@ func dropinNameVariants(name string) []string {
 
 // environment computes the service's environment: Environment=, then the
 // environment files, which override it, then UnsetEnvironment=.
-func (n *nodeFS) environment(cfg *serviceConfig, s *Setup) (map[string]envVar, error) {
+func (n *nodeFS) environment(cfg *serviceConfig, s *Service) (map[string]envVar, error) {
 	env := maps.Clone(cfg.Env)
 	for _, ref := range cfg.EnvFiles {
 		if err := n.readEnvFiles(ref, env, s); err != nil {
@@ -312,7 +313,7 @@ func (n *nodeFS) environment(cfg *serviceConfig, s *Setup) (map[string]envVar, e
 }
 
 // readEnvFiles reads the files of one EnvironmentFile= entry into env.
-func (n *nodeFS) readEnvFiles(ref envFileRef, env map[string]envVar, s *Setup) error {
+func (n *nodeFS) readEnvFiles(ref envFileRef, env map[string]envVar, s *Service) error {
 	files, err := n.glob(ref.Pattern)
 	if err == nil && len(files) == 0 {
 		err = &fs.PathError{Op: "open", Path: ref.Pattern, Err: fs.ErrNotExist}
@@ -350,7 +351,7 @@ func (n *nodeFS) readEnvFile(f string) ([]EnvLine, error) {
 
 // envFileFailed handles a missing or unreadable environment file: systemd
 // skips it for an optional ("-") entry, else refuses to start the service.
-func (n *nodeFS) envFileFailed(ref envFileRef, err error, s *Setup) error {
+func (n *nodeFS) envFileFailed(ref envFileRef, err error, s *Service) error {
 	if ref.Optional {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.Warnings = append(s.Warnings, warning.At(warning.NotFound, ref.File, ref.Line, "EnvironmentFile=-%s skipped: %v", ref.Pattern, err))
@@ -362,7 +363,7 @@ func (n *nodeFS) envFileFailed(ref envFileRef, err error, s *Setup) error {
 }
 
 // fillCommand expands the command line and fills the command fields of s.
-func (n *nodeFS) fillCommand(s *Setup, cfg *serviceConfig, cmd command, env map[string]envVar) error {
+func (n *nodeFS) fillCommand(s *Service, cfg *serviceConfig, cmd command, env map[string]envVar) error {
 	s.Type = cfg.Type
 	s.Prefix = cmd.Prefix
 	s.ExecStart = Source{File: cmd.File, Line: cmd.Line}
@@ -381,7 +382,7 @@ func (n *nodeFS) fillCommand(s *Setup, cfg *serviceConfig, cmd command, env map[
 
 // findExecutable returns the node path of the command's executable,
 // searching for a bare name as systemd does, and warns if it is missing.
-func (n *nodeFS) findExecutable(cmd command, searchPath []string, s *Setup) string {
+func (n *nodeFS) findExecutable(cmd command, searchPath []string, s *Service) string {
 	if strings.HasPrefix(cmd.Path, "/") {
 		if _, fi, err := n.Stat(cmd.Path); err != nil || fi.IsDir() {
 			s.Warnings = append(s.Warnings, warning.At(warning.NotFound, cmd.File, cmd.Line, "executable %s not found on the node", cmd.Path))

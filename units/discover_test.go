@@ -48,7 +48,7 @@ const (
 	plain   = "[Service]\nExecStart=/usr/bin/kubelet $ARGS\n"
 )
 
-func discover(t *testing.T, files map[string]string) *Setup {
+func discover(t *testing.T, files map[string]string) *Service {
 	t.Helper()
 	s, err := Discover(makeTree(t, files))
 	if err != nil {
@@ -611,7 +611,7 @@ func TestDiscoverLiveRoot(t *testing.T) {
 	switch {
 	case err == nil:
 		if s.Unit == "" || len(s.Exec) == 0 {
-			t.Errorf("Setup %+v", s)
+			t.Errorf("Service %+v", s)
 		}
 	case !errors.Is(err, fs.ErrNotExist) && !errors.As(err, &e):
 		t.Errorf("Discover(\"\"): %v", err)

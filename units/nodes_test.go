@@ -14,7 +14,7 @@ import (
 func TestNodeKubeadmDeb(t *testing.T) {
 	s := discoverNode(t, "kubeadm-deb")
 	const dropin = "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
-	checkSetup(t, s, &Setup{
+	checkService(t, s, &Service{
 		Unit:    "/usr/lib/systemd/system/kubelet.service",
 		Dropins: []string{dropin},
 		Exec: []string{
@@ -55,7 +55,7 @@ func TestNodeKubeadmDeb(t *testing.T) {
 
 func TestNodeKubeadmRPM(t *testing.T) {
 	s := discoverNode(t, "kubeadm-rpm")
-	checkSetup(t, s, &Setup{
+	checkService(t, s, &Service{
 		Unit:    "/usr/lib/systemd/system/kubelet.service",
 		Dropins: []string{"/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf"},
 		Exec: []string{
@@ -84,7 +84,7 @@ func TestNodeKubeadmRPM(t *testing.T) {
 
 func TestNodeKubeadmOverride(t *testing.T) {
 	s := discoverNode(t, "kubeadm-override")
-	checkSetup(t, s, &Setup{
+	checkService(t, s, &Service{
 		Unit: "/usr/lib/systemd/system/kubelet.service",
 		// /etc/…/10-kubeadm.conf hides /usr/lib/…/10-kubeadm.conf; the
 		// /run drop-in still applies, after it by name.
@@ -132,7 +132,7 @@ func TestNodeKops(t *testing.T) {
 		"--tls-private-key-file=/srv/kubelet-server/server.key --config=/var/lib/kubelet/kubelet.conf"
 	// ExecStart=/usr/local/bin/kubelet "$DAEMON_ARGS": the quotes go when
 	// the unit is loaded, so $DAEMON_ARGS is a whole word and is split.
-	checkSetup(t, s, &Setup{
+	checkService(t, s, &Service{
 		Unit:     "/lib/systemd/system/kubelet.service",
 		Exec:     append([]string{"/usr/local/bin/kubelet"}, strings.Fields(daemonArgs)...),
 		Env:      map[string]string{"DAEMON_ARGS": daemonArgs, "HOME": "/root"},
@@ -151,7 +151,7 @@ func TestNodeEKS(t *testing.T) {
 		`--cloud-provider=external "--node-labels=team=a b"`
 	extraArgs := "--node-labels=eks.amazonaws.com/nodegroup-image=ami-0123456789abcdef0," +
 		"eks.amazonaws.com/capacityType=ON_DEMAND,eks.amazonaws.com/nodegroup=ng-1 --max-pods=29"
-	checkSetup(t, s, &Setup{
+	checkService(t, s, &Service{
 		Unit:    "/etc/systemd/system/kubelet.service",
 		Dropins: []string{d + "10-kubelet-args.conf", d + "20-nodeadm-ip.conf", d + "30-kubelet-extra-args.conf"},
 		Exec: []string{
@@ -186,7 +186,7 @@ func TestNodeEKS(t *testing.T) {
 
 func TestNodeKubespray(t *testing.T) {
 	s := discoverNode(t, "kubespray")
-	checkSetup(t, s, &Setup{
+	checkService(t, s, &Service{
 		Unit: "/etc/systemd/system/kubelet.service",
 		Exec: []string{
 			"/usr/local/bin/kubelet",
@@ -234,7 +234,7 @@ func TestNodeMasked(t *testing.T) {
 	}
 }
 
-func discoverNode(t *testing.T, name string) *Setup {
+func discoverNode(t *testing.T, name string) *Service {
 	t.Helper()
 	s, err := Discover("testdata/nodes/" + name)
 	if err != nil {
@@ -243,8 +243,8 @@ func discoverNode(t *testing.T, name string) *Setup {
 	return s
 }
 
-// checkSetup compares the fields of the brief's API.
-func checkSetup(t *testing.T, got, want *Setup) {
+// checkService compares the fields of the brief's API.
+func checkService(t *testing.T, got, want *Service) {
 	t.Helper()
 	if got.Unit != want.Unit {
 		t.Errorf("Unit %s, want %s", got.Unit, want.Unit)
@@ -268,7 +268,7 @@ func checkSetup(t *testing.T, got, want *Setup) {
 
 // checkWarnings checks that the warnings are exactly the wanted ones, in
 // order, each given by a part of its message.
-func checkWarnings(t *testing.T, s *Setup, want ...string) {
+func checkWarnings(t *testing.T, s *Service, want ...string) {
 	t.Helper()
 	ok := len(s.Warnings) == len(want)
 	for i := 0; ok && i < len(want); i++ {

@@ -41,10 +41,10 @@ func DiscoverKubelet(root string) (*Kubelet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromSetup(s)
+	return fromService(s)
 }
 
-func fromSetup(s *units.Setup) (*Kubelet, error) {
+func fromService(s *units.Service) (*Kubelet, error) {
 	if len(s.Exec) == 0 {
 		return nil, fmt.Errorf("%s: ExecStart= runs nothing", s.Unit)
 	}
@@ -92,7 +92,7 @@ func FromFiles(root string, files []string) (*Kubelet, error) {
 			if err != nil {
 				return nil, err
 			}
-			one, err := fromSetup(s)
+			one, err := fromService(s)
 			if err != nil {
 				return nil, err
 			}
