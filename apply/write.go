@@ -1,6 +1,9 @@
-// Package apply changes a node's kubelet configuration safely: one change at
-// a time (a lock), every replaced file backed up first under a dated name
-// that is never reused, and every file replaced atomically.
+// Package apply changes a node's kubelet configuration safely, as named
+// phases over one transaction (phases.go: lock, pending, plan, gate, backup,
+// journal, guard, write, restart, watch, configz, confirm, and a caller's
+// hooks): one change at a time, every replaced file backed up first under a
+// name never reused, every file replaced atomically, and every failure undone
+// by one rollback path.
 package apply
 
 import (

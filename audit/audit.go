@@ -21,7 +21,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
-// Status is the verdict of one check.
+// Status is the outcome of one check.
 type Status string
 
 const (
@@ -43,7 +43,7 @@ type Fix struct {
 	Value any    `json:"value"`
 }
 
-// Result is the verdict of one check.
+// Result is one check's outcome, with what it rests on.
 type Result struct {
 	ID      string `json:"id"`
 	Section string `json:"section"`

@@ -16,6 +16,7 @@
 // The rules followed are those of systemd.unit(5), systemd.service(5),
 // systemd.exec(5) and systemd.syntax(7), checked against systemd's own
 // sources. Where systemd only logs a problem and goes on, the package does
-// the same and records a warning.Warning; where systemd refuses to start the unit,
-// the package returns an *Error naming the file and line.
+// the same and records a warning (warning.SystemdIgnored); where systemd
+// refuses to start the unit, the package returns an *Error naming the file
+// and line.
 package units
