@@ -2,6 +2,8 @@ package diff
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/kubelet/config/v1beta1"
 
@@ -114,7 +116,7 @@ func PreflightRunning(running *v1beta1.KubeletConfiguration, set []byte, from, t
 // reported.
 func gateFindings(gates map[string]bool, to *schema.Version, reported map[string]bool) []Finding {
 	var out []Finding
-	for _, name := range sortedKeys(gates) {
+	for _, name := range slices.Sorted(maps.Keys(gates)) {
 		if reported[name] {
 			continue
 		}
@@ -184,17 +186,4 @@ func Across(old *v1beta1.KubeletConfiguration, a *schema.Version, new *v1beta1.K
 	walk(am, bm, "", b, &out)
 	sortChanges(out)
 	return out, nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -252,7 +254,7 @@ func dropGates(opts stack, res *Result, cfg *v1beta1.KubeletConfiguration, where
 	if opts.DropGate == nil {
 		return
 	}
-	for _, name := range sortedKeys(cfg.FeatureGates) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.FeatureGates)) {
 		if !opts.DropGate(name) {
 			continue
 		}
@@ -694,13 +696,4 @@ func (r *Result) Running() *v1beta1.KubeletConfiguration {
 		out.TLSPrivateKeyFile = filepath.Join(certDir, "kubelet.key")
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

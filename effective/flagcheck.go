@@ -2,6 +2,8 @@ package effective
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,7 +31,7 @@ func checkNodeLabels(cl *flags.CommandLine) error {
 		}
 	}
 	var unknown, invalid []string
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if isKubernetesLabel(k) && !kubeletapis.IsKubeletLabel(k) {
 			unknown = append(unknown, k)
 		}

@@ -7,6 +7,8 @@ package filecheck
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
@@ -89,7 +91,7 @@ func Bytes(data []byte, opts Options) *Report {
 	// The kubelet stops at a bad gate; the rest is still worth knowing, so
 	// the configuration is judged without the gates it refuses.
 	refused := map[string]bool{}
-	for _, name := range sortedKeys(doc.Config.FeatureGates) {
+	for _, name := range slices.Sorted(maps.Keys(doc.Config.FeatureGates)) {
 		for _, e := range v.CheckGates(map[string]bool{name: doc.Config.FeatureGates[name]}) {
 			if v.DefaultingChecksGates() {
 				e += fmt.Sprintf(" (kubelet %s panics on this while loading its config file)", v.Minor)
@@ -226,13 +228,4 @@ func count(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -6,7 +6,9 @@ package migrate
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -212,7 +214,7 @@ func minimal(eff *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]a
 // serialized), objects field by field.
 func missingIn(have, got map[string]any, prefix string, v *schema.Version) []string {
 	var out []string
-	for _, k := range sortedKeys(got) {
+	for _, k := range slices.Sorted(maps.Keys(got)) {
 		path := k
 		if prefix != "" {
 			path = prefix + "." + k
@@ -404,13 +406,4 @@ func (r *Result) Verify(writeConfig func(doc []byte) (path string, err error)) e
 		return fmt.Errorf("the migrated setup differs from the old one:\nold: %s\nnew: %s", a, b)
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,7 +2,9 @@ package validate
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,11 +49,11 @@ func checkReservedMemory(c *checker) {
 		if seen[node] == nil {
 			seen[node] = map[corev1.ResourceName]bool{}
 		}
-		for _, name := range sortedKeys(reservation.Limits) {
+		for _, name := range slices.Sorted(maps.Keys(reservation.Limits)) {
 			resource := corev1.ResourceName(name)
 			quantity := reservation.Limits[resource]
 			fieldPath := fmt.Sprintf("reservedMemory[%d].limits.%s", i, name)
-			if resource != corev1.ResourceMemory && !strings.HasPrefix(name, corev1.ResourceHugePagesPrefix) {
+			if resource != corev1.ResourceMemory && !strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
 				c.invalid(fieldPath, "the limit type %q for NUMA node %d is not supported, only %v is accepted",
 					name, node, []corev1.ResourceName{corev1.ResourceMemory, corev1.ResourceHugePagesPrefix + "<HugePageSize>"})
 			}
@@ -136,7 +138,7 @@ func checkDefaultPodSysctls(c *checker) {
 		return
 	}
 	seen := map[string]bool{}
-	for _, name := range sortedKeys(sysctls) {
+	for _, name := range slices.Sorted(maps.Keys(sysctls)) {
 		fieldPath := "defaultPodSysctls." + name
 		if len(name) > sysctlMaxLength || !sysctlNameRe().MatchString(name) {
 			c.invalid(fieldPath, "%q is not a valid sysctl name for defaultPodSysctls", name)

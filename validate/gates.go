@@ -2,7 +2,8 @@ package validate
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -23,7 +24,7 @@ type gates struct {
 // deterministic.
 func newGates(v *schema.Version, set map[string]bool) (*gates, []Error) {
 	var errs []Error
-	for _, name := range sortedKeys(set) {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
 		for _, msg := range v.CheckGates(map[string]bool{name: set[name]}) {
 			errs = append(errs, Error{Field: "featureGates." + name, Message: msg})
 		}
@@ -46,7 +47,7 @@ func (g *gates) dependencyErrors() []Error {
 	}
 	var errs []Error
 	deps := gateDependencies(g.v)
-	for _, name := range sortedKeys(deps) {
+	for _, name := range slices.Sorted(maps.Keys(deps)) {
 		if !g.enabled(name) {
 			continue
 		}
@@ -74,13 +75,4 @@ var gateDependencies = func(v *schema.Version) map[string][]string {
 		}
 	}
 	return deps
-}
-
-func sortedKeys[K ~string, V any](m map[K]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, string(k))
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,7 +3,9 @@ package validate
 import (
 	"crypto/tls"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -100,7 +102,7 @@ func (s *startup) reserved() {
 		{"kubeReserved", "--kube-reserved", s.cfg.KubeReserved},
 		{"systemReserved", "--system-reserved", s.cfg.SystemReserved},
 	} {
-		for _, name := range sortedKeys(r.values) {
+		for _, name := range slices.Sorted(maps.Keys(r.values)) {
 			if dropCPU && name == "cpu" {
 				continue
 			}
@@ -156,7 +158,7 @@ func (s *startup) eviction() {
 		field  string
 		values map[string]string
 	}{{"evictionHard", s.cfg.EvictionHard}, {"evictionSoft", s.cfg.EvictionSoft}} {
-		for _, signal := range sortedKeys(m.values) {
+		for _, signal := range slices.Sorted(maps.Keys(m.values)) {
 			fieldPath := m.field + "." + signal
 			if unsupported(fieldPath, signal) {
 				continue
@@ -172,7 +174,7 @@ func (s *startup) eviction() {
 			}
 		}
 	}
-	for _, signal := range sortedKeys(s.cfg.EvictionSoftGracePeriod) {
+	for _, signal := range slices.Sorted(maps.Keys(s.cfg.EvictionSoftGracePeriod)) {
 		fieldPath := "evictionSoftGracePeriod." + signal
 		if unsupported(fieldPath, signal) {
 			continue
@@ -186,7 +188,7 @@ func (s *startup) eviction() {
 			s.add(fieldPath, "invalid eviction grace period specified: %v, must be a positive value", value)
 		}
 	}
-	for _, signal := range sortedKeys(s.cfg.EvictionMinimumReclaim) {
+	for _, signal := range slices.Sorted(maps.Keys(s.cfg.EvictionMinimumReclaim)) {
 		fieldPath := "evictionMinimumReclaim." + signal
 		if unsupported(fieldPath, signal) {
 			continue
@@ -258,7 +260,7 @@ func evictionPercentage(value string) (float32, error) {
 
 // qosReserved is cm.ParseQOSReserved: memory only, as a whole percentage.
 func (s *startup) qosReserved() {
-	for _, name := range sortedKeys(s.cfg.QOSReserved) {
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.QOSReserved)) {
 		value := s.cfg.QOSReserved[name]
 		var err error
 		if name != "memory" {

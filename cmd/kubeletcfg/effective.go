@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -122,7 +123,7 @@ func printEffective(s streams, res *effective.Result, showOrigin bool, output st
 		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s, field: value  # origin\n", res.Version.Minor)
 		for _, e := range entries {
 			if m, ok := e.Value.(map[string]any); ok && len(e.Keys) > 0 {
-				for _, k := range sortedKeys(m) {
+				for _, k := range slices.Sorted(maps.Keys(m)) {
 					val, _ := json.Marshal(m[k])
 					fmt.Fprintf(s.Out, "%s[%q]: %s  # %s\n", e.Path, k, val, origin(e.Keys[k], res.Version.Minor))
 				}
@@ -174,15 +175,6 @@ func origin(o effective.Origin, minor string) string {
 		return "default (" + minor + ")"
 	}
 	return o.String()
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func nonNil(s []string) []string {
