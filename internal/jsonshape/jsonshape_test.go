@@ -24,7 +24,14 @@ func TestMarshal(t *testing.T) {
 	}{3}); json.Unmarshal(out, &back) != nil || back["version"] != 1.0 || back["x"] != 3.0 {
 		t.Errorf("round trip: %v", back)
 	}
-	for _, bad := range []any{[]int{1}, "s", map[string]int{"version": 2}} {
+	type own struct {
+		Version int    `json:"version"`
+		X       string `json:"x"`
+	}
+	if out, err := Marshal(own{Version: Version, X: "y"}); err != nil || !strings.HasPrefix(string(out), "{\n  \"version\": 1,\n  \"x\"") {
+		t.Errorf("a type with the version first: %q %v", out, err)
+	}
+	for _, bad := range []any{[]int{1}, "s", map[string]int{"version": 2}, own{Version: 2}, map[string]any{"a": 1, "version": 1}} {
 		if _, err := Marshal(bad); err == nil {
 			t.Errorf("Marshal(%v): no error", bad)
 		}
