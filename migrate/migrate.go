@@ -365,19 +365,19 @@ func securityWarnings(old *effective.Result) []warning.Warning {
 		out = append(out, warning.Warning{Code: warning.LegacyDefault, Field: path, Message: fmt.Sprintf(format, args...)})
 	}
 	if c.Authentication.Anonymous.Enabled != nil && *c.Authentication.Anonymous.Enabled && relied("authentication.anonymous.enabled") {
-		add("authentication.anonymous.enabled", "security: anonymous requests to the kubelet API are allowed (the legacy flag default, kept as authentication.anonymous.enabled: true); move to false")
+		add("authentication.anonymous.enabled", "security: anonymous requests to the kubelet API are allowed (the legacy flag default, kept: true); move to false")
 	}
 	if c.Authentication.Webhook.Enabled != nil && !*c.Authentication.Webhook.Enabled && relied("authentication.webhook.enabled") {
-		add("authentication.webhook.enabled", "security: webhook token authentication is off (the legacy flag default, kept as authentication.webhook.enabled: false); move to true")
+		add("authentication.webhook.enabled", "security: webhook token authentication is off (the legacy flag default, kept: false); move to true")
 	}
 	if c.Authorization.Mode == "AlwaysAllow" && relied("authorization.mode") {
-		add("authorization.mode", "security: every request to the kubelet API is authorized (the legacy flag default, kept as authorization.mode: AlwaysAllow); move to Webhook")
+		add("authorization.mode", "security: every request to the kubelet API is authorized (the legacy flag default, kept: AlwaysAllow); move to Webhook")
 	}
 	if c.ReadOnlyPort != 0 && relied("readOnlyPort") {
-		add("readOnlyPort", "security: the unauthenticated read-only port %d is open (the legacy flag default, kept as readOnlyPort); move to 0", c.ReadOnlyPort)
+		add("readOnlyPort", "security: the unauthenticated read-only port %d is open (the legacy flag default, kept); move to 0", c.ReadOnlyPort)
 	}
 	if c.EvictionHard == nil && relied("evictionHard") {
-		add("evictionHard", "reliability: no hard eviction thresholds (the legacy flag default, kept as evictionHard: {}); consider the kubelet's defaults (memory.available<100Mi, nodefs.available<10%%, imagefs.available<15%%)")
+		add("evictionHard", "reliability: no hard eviction thresholds (the legacy flag default, kept: {}); consider the kubelet's defaults (memory.available<100Mi, nodefs.available<10%%, imagefs.available<15%%)")
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Message < out[j].Message })
 	return out

@@ -116,7 +116,7 @@ func TestMigrateSecure(t *testing.T) {
 		t.Fatal(err)
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "report.txt"))
-	if strings.Contains(string(report), "kept as authentication.anonymous.enabled") || !strings.Contains(string(report), "secure: authentication.anonymous.enabled: false") {
+	if strings.Contains(string(report), "authentication.anonymous.enabled: security:") || !strings.Contains(string(report), "secure: authentication.anonymous.enabled: false") {
 		t.Errorf("report:\n%s", report)
 	}
 	code, out, _ = runCLI(t, "audit", "--kubelet-version", "1.31", "--section", "cis", "--", "--config="+filepath.Join(dir, "config.yaml"))
