@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kubeletcfg/kubeletcfg/flags"
+	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -21,14 +22,8 @@ const head = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfigurat
 func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := testkit.WriteTree(dir, files); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }

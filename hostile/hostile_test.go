@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 )
 
 // bin is the kubeletcfg binary under test, built by TestMain.
@@ -131,23 +133,7 @@ func makeFiles(t *testing.T, d dirs, base string, files map[string]string) {
 // sample copies the embedded kubeadm node into the root.
 func sample(t *testing.T, root string) {
 	t.Helper()
-	src := "../testdata/nodes/kubeadm-1.31"
-	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		dst := filepath.Join(root, rel)
-		if e.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
+	if err := testkit.CopyTree("../testdata/nodes/kubeadm-1.31", root); err != nil {
 		t.Fatal(err)
 	}
 }

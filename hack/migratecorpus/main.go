@@ -398,14 +398,8 @@ func writeCorpus() error {
 		if err := writeArgs(filepath.Join(dir, "args"), s.args); err != nil {
 			return err
 		}
-		for name, content := range s.files {
-			p := filepath.Join(dir, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				return err
-			}
+		if err := testkit.WriteTree(dir, s.files); err != nil {
+			return err
 		}
 	}
 	return nil

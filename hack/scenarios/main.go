@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
 )
 
 const header = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
@@ -33,7 +35,7 @@ func main() {
 		}
 	}
 	for name, files := range fixed {
-		if err := writeFiles(filepath.Join(*out, name), files); err != nil {
+		if err := testkit.WriteTree(filepath.Join(*out, name), files); err != nil {
 			fail(err)
 		}
 	}
@@ -233,18 +235,5 @@ func write(r *rand.Rand, dir string) error {
 	if _, ok := files["conf.d/.keep"]; !ok && strings.Contains(files["args"], "--config-dir") {
 		files["conf.d/.keep"] = "" // the directory exists even with no drop-in
 	}
-	return writeFiles(dir, files)
-}
-
-func writeFiles(dir string, files map[string]string) error {
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return testkit.WriteTree(dir, files)
 }

@@ -83,3 +83,18 @@ func CopyTree(src, dst string) error {
 		}
 	})
 }
+
+// WriteTree writes files (a path relative to dir: its content) under dir,
+// making the directories they need (files 0644, directories 0755).
+func WriteTree(dir string, files map[string]string) error {
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

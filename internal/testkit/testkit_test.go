@@ -3,6 +3,7 @@ package testkit
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -61,4 +62,25 @@ func TestCopyTree(t *testing.T) {
 	if err := CopyTree(src, filepath.Join(t.TempDir(), "again")); err == nil {
 		t.Error("a link in the tree was copied")
 	}
+}
+
+func TestWriteTree(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteTree(dir, map[string]string{"a/b/c.conf": "c\n", "args": "--v=2\n"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"a/b/c.conf": "c\n", "args": "--v=2\n"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v", name, b, err)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "a", "b", "c.conf")); err != nil || st.Mode().Perm() != 0o644&^umask() {
+		t.Errorf("mode %v %v", st.Mode(), err)
+	}
+}
+
+func umask() os.FileMode {
+	mask := syscall.Umask(0)
+	syscall.Umask(mask)
+	return os.FileMode(mask)
 }
