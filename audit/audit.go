@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/warning"
@@ -29,12 +30,20 @@ const (
 	Fail   Status = "fail"
 	Warn   Status = "warn"
 	Manual Status = "manual" // needs a person: what the node holds is not enough to decide
+	// NotApplicable is a rule the profile itself does not apply to this
+	// node or kubelet (the STIG's V-242397 on a control-plane node).
+	NotApplicable Status = "n/a"
 )
 
-// Sections of the audit.
+// Sections of the audit: a benchmark's checks (CIS or the STIG, as
+// --benchmark picks) and the operational rules.
 const (
-	SectionCIS = "cis"
-	SectionOps = "ops"
+	SectionCIS  = "cis"
+	SectionSTIG = "stig"
+	SectionOps  = "ops"
+	// SectionBenchmark stands for the checks of the profile picked, CIS or
+	// STIG alike (--section cis or stig mean it too).
+	SectionBenchmark = "benchmark"
 )
 
 // Fix is one config field set to the value that makes a check pass.
@@ -72,7 +81,8 @@ type Options struct {
 	// Benchmark is "auto" (or "") for the benchmark of the kubelet version,
 	// or one of Benchmarks().
 	Benchmark string
-	// Sections are SectionCIS and/or SectionOps; nil means both.
+	// Sections are SectionBenchmark (or SectionCIS, SectionSTIG: the same)
+	// and/or SectionOps; nil means both.
 	Sections []string
 	// PodCIDR is the node's pod CIDR (its spec.podCIDR) when known; else the
 	// config's podCIDR is used.
@@ -119,6 +129,11 @@ type state struct {
 	// security gate of diff, migrate and apply).
 	eff  *effective.Result
 	opts *Options
+	// cl is the command line parsed; fileOnly
+	// is the layering of the config file and its drop-ins alone (the
+	// STIG's "config file"), made when first asked for.
+	cl       *flags.CommandLine
+	fileOnly *fileLayer
 }
 
 // Run audits a kubelet's setup.
@@ -147,16 +162,26 @@ func Run(opts Options) (*Report, error) {
 		return nil, err
 	}
 	s.eff, s.opts = eff, &opts
+	if s.cl, err = flags.Parse(opts.Setup.Args, v); err != nil {
+		return nil, err
+	}
 	rep := &Report{KubeletVersion: v.Minor, Benchmark: b.name, ConfigFile: eff.ConfigFile,
 		root: opts.Setup.Root, version: v, origins: eff.Origins, warnings: eff.Warnings}
 	if note != "" {
 		rep.Notes = append(rep.Notes, note)
 	}
+	if b.section == SectionSTIG {
+		rep.Notes = append(rep.Notes, stigNote)
+	}
 	if eff.ConfigFile == "" {
 		rep.Notes = append(rep.Notes, "no --config file: the kubelet runs on its flags-only defaults, which differ from a config file's (anonymous auth on, AlwaysAllow, read-only port 10255)")
 	}
 	for _, c := range checks {
-		if !sections[c.section] || !c.in(b) {
+		want := sections[SectionBenchmark]
+		if c.section == SectionOps {
+			want = sections[SectionOps]
+		}
+		if !want || !c.in(b) {
 			continue
 		}
 		rep.Results = append(rep.Results, s.judge(c))
@@ -166,14 +191,18 @@ func Run(opts Options) (*Report, error) {
 
 func sectionSet(names []string) (map[string]bool, error) {
 	if len(names) == 0 {
-		return map[string]bool{SectionCIS: true, SectionOps: true}, nil
+		return map[string]bool{SectionBenchmark: true, SectionOps: true}, nil
 	}
 	out := map[string]bool{}
 	for _, n := range names {
-		if n != SectionCIS && n != SectionOps {
-			return nil, fmt.Errorf("--section %q: must be %s or %s", n, SectionCIS, SectionOps)
+		switch n {
+		case SectionBenchmark, SectionCIS, SectionSTIG:
+			out[SectionBenchmark] = true
+		case SectionOps:
+			out[SectionOps] = true
+		default:
+			return nil, fmt.Errorf("--section %q: must be %s (or %s, %s: the profile --benchmark picks) or %s", n, SectionBenchmark, SectionCIS, SectionSTIG, SectionOps)
 		}
-		out[n] = true
 	}
 	return out, nil
 }

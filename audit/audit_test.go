@@ -507,14 +507,22 @@ func contains(l []string, s string) bool {
 
 // The benchmark follows the kubelet version; its checks and wording with it.
 func TestBenchmarkByVersion(t *testing.T) {
-	for version, want := range map[string]string{"1.28": "cis-1.10", "1.29": "cis-1.11", "1.31": "cis-1.11", "1.32": "cis-1.12", "1.37": "cis-1.12"} {
+	for version, want := range map[string]string{"1.28": "cis-1.10", "1.29": "cis-1.11", "1.31": "cis-1.11", "1.32": "cis-1.12", "1.33": "cis-1.12",
+		"1.34": "cis-2.0", "1.35": "cis-2.0", "1.36": "cis-2.0", "1.37": "cis-2.0"} {
 		v, _ := schema.Resolve(version)
 		b, note, err := pickBenchmark("auto", v)
 		if err != nil || b.name != want {
 			t.Errorf("kubelet %s: %v %v, want %s", version, b, err, want)
 		}
-		if (note != "") != (version == "1.37") {
+		// Kubelets newer than the newest benchmark are told so.
+		if newer := version == "1.36" || version == "1.37"; (note != "") != newer || (newer && !strings.Contains(note, "cis-2.0 was written for kubelets 1.34-1.35")) {
 			t.Errorf("kubelet %s: note %q", version, note)
+		}
+	}
+	// auto never picks the STIG.
+	for _, v := range schema.Versions() {
+		if b, _, _ := pickBenchmark("auto", v); b.name == benchmarkSTIG {
+			t.Errorf("kubelet %s: auto picked the STIG", v.Minor)
 		}
 	}
 	v, _ := schema.Resolve("1.31")

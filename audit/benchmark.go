@@ -8,13 +8,17 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
-// benchmark is one version of the CIS Kubernetes Benchmark as far as the
-// kubelet's checks differ between versions. The wording and the tests follow
-// kube-bench's cfg/cis-*/node.yaml.
+// benchmark is one profile the audit judges against: a version of the CIS
+// Kubernetes Benchmark as far as the kubelet's checks differ between
+// versions (the wording and the tests follow kube-bench's
+// cfg/cis-*/node.yaml), or the DISA Kubernetes STIG (its kubelet rules, as
+// their check text words them).
 type benchmark struct {
-	name  string
-	since string // first kubelet minor it covers; "" for none we support
-	until string // first kubelet minor it no longer covers; "" if the newest
+	name string
+	// section is the section of its checks: SectionCIS or SectionSTIG.
+	section string
+	since   string // first kubelet minor it covers; "" for none we support
+	until   string // first kubelet minor it no longer covers; "" if the newest
 	// covers names the kubelets it was written for, as kube-bench maps them
 	// (docs/platforms.md); last is the newest of them.
 	covers, last string
@@ -34,14 +38,16 @@ var strongCiphersRSA = []string{
 // strongCiphers drops the two RSA key-exchange suites (no forward secrecy).
 var strongCiphers = strongCiphersRSA[:6]
 
-// benchmarks lists the versions modelled, oldest first. CIS 2.0 (kubelets
-// 1.34 and 1.35) is not modelled: auto uses the newest one here for every
-// kubelet from 1.32 on, and says so.
+// benchmarks lists the profiles modelled: the CIS versions oldest first
+// (auto picks among them by kubelet version, the newest for kubelets newer
+// than any, with a note), then the STIG, which auto never picks.
 var benchmarks = []*benchmark{
-	{name: "cis-1.9", covers: "1.27", last: "1.27", caMode: 0o600, ciphers: strongCiphersRSA},
-	{name: "cis-1.10", since: "1.28", until: "1.29", covers: "1.28", last: "1.28", caMode: 0o600, ciphers: strongCiphersRSA},
-	{name: "cis-1.11", since: "1.29", until: "1.32", covers: "1.29-1.31", last: "1.31", caMode: 0o644, ciphers: strongCiphersRSA},
-	{name: "cis-1.12", since: "1.32", covers: "1.32-1.33", last: "1.33", caMode: 0o644, ciphers: strongCiphers},
+	{name: "cis-1.9", section: SectionCIS, covers: "1.27", last: "1.27", caMode: 0o600, ciphers: strongCiphersRSA},
+	{name: "cis-1.10", section: SectionCIS, since: "1.28", until: "1.29", covers: "1.28", last: "1.28", caMode: 0o600, ciphers: strongCiphersRSA},
+	{name: "cis-1.11", section: SectionCIS, since: "1.29", until: "1.32", covers: "1.29-1.31", last: "1.31", caMode: 0o644, ciphers: strongCiphersRSA},
+	{name: "cis-1.12", section: SectionCIS, since: "1.32", until: "1.34", covers: "1.32-1.33", last: "1.33", caMode: 0o644, ciphers: strongCiphers},
+	{name: "cis-2.0", section: SectionCIS, since: "1.34", covers: "1.34-1.35", last: "1.35", caMode: 0o644, ciphers: strongCiphers},
+	{name: benchmarkSTIG, section: SectionSTIG, caMode: 0o644},
 }
 
 // pickBenchmark returns the benchmark named, or for "auto" (or "") the one

@@ -40,8 +40,14 @@ type outcome struct {
 	fixes  []Fix
 }
 
+// in says whether b has the check: operational rules go with every
+// profile, a benchmark's checks with the profiles of their section that list
+// them (nil: all of them).
 func (c *check) in(b *benchmark) bool {
-	return c.benchmarks == nil || slices.Contains(c.benchmarks, b.name)
+	if c.section == SectionOps {
+		return true
+	}
+	return c.section == b.section && (c.benchmarks == nil || slices.Contains(c.benchmarks, b.name))
 }
 
 func (c *check) titleFor(b *benchmark) string {
@@ -57,13 +63,23 @@ func failWith(fixes ...Fix) outcome { return outcome{status: Fail, fixes: fixes}
 
 // The benchmarks that have a check, by the one that added it.
 var (
-	fromCIS19  = []string{"cis-1.9", "cis-1.10", "cis-1.11", "cis-1.12"}
-	fromCIS111 = []string{"cis-1.11", "cis-1.12"}
+	fromCIS19  = []string{"cis-1.9", "cis-1.10", "cis-1.11", "cis-1.12", "cis-2.0"}
+	fromCIS111 = []string{"cis-1.11", "cis-1.12", "cis-2.0"}
 )
 
-// checks is the audit, in report order: the benchmark's 4.1 file checks,
-// its 4.2 kubelet checks, then the operational rules.
-var checks = append(append(append([]*check{}, fileChecks...), kubeletChecks...), opsChecks...)
+// sinceCIS111 words a check as cis-1.11 and every later benchmark do.
+func sinceCIS111(title string) map[string]string {
+	out := map[string]string{}
+	for _, b := range fromCIS111 {
+		out[b] = title
+	}
+	return out
+}
+
+// checks is the audit, in report order: the CIS benchmark's 4.1 file checks
+// and its 4.2 kubelet checks, the STIG's kubelet rules, then the
+// operational rules.
+var checks = slices.Concat(fileChecks, kubeletChecks, stigChecks, opsChecks)
 
 var kubeletChecks = []*check{
 	{id: "4.2.1", section: SectionCIS, benchmarks: fromCIS19, onConfig: true, legacy: true,
@@ -108,7 +124,7 @@ var kubeletChecks = []*check{
 		}},
 	{id: "4.2.4", section: SectionCIS, benchmarks: fromCIS19, onConfig: true, legacy: true,
 		title:  "Verify that the --read-only-port argument is set to 0 (Manual)",
-		titles: map[string]string{"cis-1.11": "Verify that if defined, the --read-only-port argument is set to 0 (Manual)", "cis-1.12": "Verify that if defined, the --read-only-port argument is set to 0 (Manual)"},
+		titles: sinceCIS111("Verify that if defined, the --read-only-port argument is set to 0 (Manual)"),
 		field:  "readOnlyPort",
 		rule: func(s *state) outcome {
 			if s.cfg.ReadOnlyPort == 0 {

@@ -210,6 +210,12 @@ func (s *state) dropinCheck(r fileRule) outcome {
 // dropinTree lists a --config-dir directory, its subdirectories and the
 // .conf files the kubelet reads from them, bounded in depth and size.
 func dropinTree(root, dir string) ([]nodeFile, error) {
+	return walkTree(root, dir, func(name string) bool { return path.Ext(name) == ".conf" })
+}
+
+// walkTree lists a directory of the node, its subdirectories and the files
+// in them keep takes, bounded in depth and size.
+func walkTree(root, dir string, keep func(name string) bool) ([]nodeFile, error) {
 	var out []nodeFile
 	var walk func(p string, depth int) error
 	walk = func(p string, depth int) error {
@@ -231,7 +237,7 @@ func dropinTree(root, dir string) ([]nodeFile, error) {
 		for _, n := range names {
 			child := path.Join(p, n)
 			_, fi, err := statNode(root, child)
-			if err == nil && !fi.IsDir() && path.Ext(n) != ".conf" {
+			if err == nil && !fi.IsDir() && !keep(n) {
 				continue
 			}
 			if err := walk(child, depth+1); err != nil {
@@ -258,7 +264,7 @@ var fileChecks = []*check{
 		rule:  func(s *state) outcome { return s.kubeconfigCheck(fileRule{ownership: true}) }},
 	{id: "4.1.7", section: SectionCIS, benchmarks: fromCIS19,
 		title:  "Ensure that the certificate authorities file permissions are set to 600 or more restrictive (Manual)",
-		titles: map[string]string{"cis-1.11": "Ensure that the certificate authorities file permissions are set to 644 or more restrictive (Manual)", "cis-1.12": "Ensure that the certificate authorities file permissions are set to 644 or more restrictive (Manual)"},
+		titles: sinceCIS111("Ensure that the certificate authorities file permissions are set to 644 or more restrictive (Manual)"),
 		rule:   func(s *state) outcome { return s.clientCACheck(fileRule{maxMode: s.b.caMode}) }},
 	{id: "4.1.8", section: SectionCIS, benchmarks: fromCIS19,
 		title: "Ensure that the client certificate authorities file ownership is set to root:root (Manual)",

@@ -26,11 +26,13 @@ func newAuditCmd(s streams) *cobra.Command {
 	f := &auditFlags{}
 	cmd := &cobra.Command{
 		Use:   "audit [flags] [-- KUBELET_ARGS...]",
-		Short: "Judge the kubelet's effective configuration against the CIS benchmark and operational rules",
+		Short: "Judge the kubelet's effective configuration against the CIS benchmark or the DISA STIG, and operational rules",
 		Long: `audit runs the kubelet checks of the CIS Kubernetes Benchmark (4.1: the
 kubelet's files on the node, 4.2: its settings) for the benchmark version that
-matches the kubelet version, and operational rules an SRE reviewing the node
-would apply (--section ops). Settings are judged on the effective
+matches the kubelet version, or with --benchmark stig the kubelet rules of the
+DISA Kubernetes STIG (release of 2025-05-16: an option on the command line is
+itself a finding, a setting counts only in the config file or its drop-ins),
+and operational rules an SRE reviewing the node would apply (--section ops). Settings are judged on the effective
 configuration, as 'kubeletcfg effective' layers it: command line, config file,
 drop-ins and the version's defaults, or the flags-only defaults when there is
 no config file. Each result names the value, where it came from and the
@@ -45,7 +47,8 @@ with --fail-on warn), 2 usage or I/O error.`,
 		Example: `  kubeletcfg audit
   kubeletcfg audit --root /mnt/node-image --kubelet-version 1.31 --section cis
   kubeletcfg audit --kubelet-version 1.30 -o json -- --config=/etc/kubelet/config.yaml --kubeconfig=/etc/kubernetes/kubelet.conf
-  kubeletcfg audit --root /mnt/node-image --fix-to /tmp/config.fixed.yaml`,
+  kubeletcfg audit --root /mnt/node-image --fix-to /tmp/config.fixed.yaml
+  kubeletcfg audit --benchmark stig --section stig`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.output != "text" && f.output != "json" {
 				return fmt.Errorf("--output %q: must be text or json", f.output)
@@ -82,8 +85,8 @@ with --fail-on warn), 2 usage or I/O error.`,
 	}
 	f.setupFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
-	fl.StringVar(&f.benchmark, "benchmark", "auto", "CIS benchmark version: "+strings.Join(audit.Benchmarks(), ", ")+" (auto: the one for the kubelet version)")
-	fl.StringSliceVar(&f.sections, "section", nil, "sections to run: cis, ops (default both)")
+	fl.StringVar(&f.benchmark, "benchmark", "auto", "profile: "+strings.Join(audit.Benchmarks(), ", ")+" (auto: the CIS benchmark for the kubelet version)")
+	fl.StringSliceVar(&f.sections, "section", nil, "sections to run: the profile's checks (cis, stig or benchmark), ops (default both)")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	fl.StringVar(&f.failOn, "fail-on", "fail", "exit 1 on: fail, or warn (fail or warn)")
 	fl.StringVar(&f.fixTo, "fix-to", "", "write the config file with every fixable failure fixed to this new file (never over an existing one)")
@@ -109,7 +112,11 @@ func writeFixed(s streams, rep *audit.Report, path string) error {
 }
 
 func printAudit(s streams, rep *audit.Report) {
-	fmt.Fprintf(s.Out, "# audit of kubelet %s: CIS Kubernetes Benchmark %s, operational rules\n", rep.KubeletVersion, rep.Benchmark)
+	profile := "CIS Kubernetes Benchmark " + rep.Benchmark
+	if rep.Benchmark == "stig" {
+		profile = "DISA Kubernetes STIG"
+	}
+	fmt.Fprintf(s.Out, "# audit of kubelet %s: %s, operational rules\n", rep.KubeletVersion, profile)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(s.Out, "# note: %s\n", n)
 	}
@@ -132,5 +139,5 @@ func printAudit(s streams, rep *audit.Report) {
 			}
 		}
 	}
-	fmt.Fprintf(s.Out, "%d pass, %d fail, %d warn, %d manual\n", rep.Count(audit.Pass), rep.Count(audit.Fail), rep.Count(audit.Warn), rep.Count(audit.Manual))
+	fmt.Fprintf(s.Out, "%d pass, %d fail, %d warn, %d manual, %d n/a\n", rep.Count(audit.Pass), rep.Count(audit.Fail), rep.Count(audit.Warn), rep.Count(audit.Manual), rep.Count(audit.NotApplicable))
 }
