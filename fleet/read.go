@@ -6,22 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
-	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -32,26 +27,7 @@ const listPage = 500
 type target struct {
 	name, version      string
 	ready, readyReason string
-}
-
-// coreClient is client-go's REST client for the core/v1 API with only the
-// core/v1 types (the generated typed clients bring every API group along).
-func coreClient(cfg *rest.Config) (rest.Interface, error) {
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	c := rest.CopyConfig(cfg)
-	c.GroupVersion = &corev1.SchemeGroupVersion
-	c.APIPath = "/api"
-	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	// Node lists are large (images, conditions): protobuf is cheaper to
-	// encode and decode than JSON, on both ends.
-	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	if c.UserAgent == "" {
-		c.UserAgent = "kubeletcfg"
-	}
-	return rest.RESTClientFor(c)
+	kubelet            kubeletapi.Node
 }
 
 // listNodes lists the Nodes a label selector picks, page by page, keeping
@@ -82,7 +58,7 @@ func listNodes(ctx context.Context, c rest.Interface, selector string) ([]target
 }
 
 func targetOf(n *corev1.Node) target {
-	t := target{name: n.Name, version: n.Status.NodeInfo.KubeletVersion}
+	t := target{name: n.Name, version: n.Status.NodeInfo.KubeletVersion, kubelet: kubeletapi.NodeOf(n)}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			t.ready = string(c.Status)
@@ -244,39 +220,44 @@ func lookup(m map[string]any, path string) (any, bool) {
 	return val, ok && val != nil
 }
 
-// reader reads nodes' /configz through the node proxy.
+// reader reads the kubelets, directly or through the node proxy.
 type reader struct {
-	proxy    *node.Proxy
+	api      *kubeletapi.Client
 	timeout  time.Duration
 	analyses analyses
 }
 
-// read reads one node: one attempt, and a second one after a transient
-// failure of a Ready node. The node's kubelet version decides the schema.
-func (rd *reader) read(ctx context.Context, t target) (*running, int, *Unreadable) {
+// read reads one node's /configz: one attempt, and a second one after a
+// transient failure of a Ready node; then its /flagz where its version and
+// gates serve it. The node's kubelet version decides the schema.
+func (rd *reader) read(ctx context.Context, t target) result {
+	res := result{notes: rd.notes(t)}
 	v, err := schema.Resolve(t.version)
 	if err != nil {
-		return nil, 0, &Unreadable{Reason: ReasonVersion, Message: err.Error()}
+		res.why = &Unreadable{Reason: ReasonVersion, Message: err.Error()}
+		return res
 	}
 	attempts := 1
 	if t.ready == string(corev1.ConditionTrue) {
 		attempts = 2
 	}
-	var why *Unreadable
+	var raw []byte
 	for i := 1; i <= attempts; i++ {
+		res.attempts = i
 		actx, cancel := context.WithTimeout(ctx, rd.timeout)
-		raw, url, err := rd.proxy.Configz(actx, t.name)
+		var url string
+		raw, url, err = rd.api.Configz(actx, t.kubelet)
 		cancel()
 		if err == nil {
-			r, err := rd.analyses.of(raw, v)
-			if err != nil {
-				return nil, i, &Unreadable{Reason: ReasonAnswer, Message: fmt.Sprintf("%s: %v", url, err)}
+			if res.r, err = rd.analyses.of(raw, v); err != nil {
+				res.why = &Unreadable{Reason: ReasonAnswer, Message: fmt.Sprintf("%s: %v", url, err)}
 			}
-			return r, i, nil
+			break
 		}
-		why = classify(err, rd.timeout)
-		if ctx.Err() != nil || !transient(why.Reason) {
-			return nil, i, why
+		res.why = unreadable(err, rd.timeout)
+		var e *kubeletapi.Error
+		if ctx.Err() != nil || !errors.As(err, &e) || !e.Transient() {
+			return res
 		}
 		if i < attempts {
 			select {
@@ -285,55 +266,66 @@ func (rd *reader) read(ctx context.Context, t target) (*running, int, *Unreadabl
 			}
 		}
 	}
-	return nil, attempts, why
+	if res.r == nil {
+		return res
+	}
+	res.why = nil
+	rd.readFlags(ctx, t, raw, &res)
+	return res
 }
 
-func transient(reason string) bool {
-	switch reason {
-	case ReasonTimeout, ReasonRefused, ReasonUnreachable, ReasonProxy, ReasonError:
-		return true
+// notes says what reading the node takes where it is more than the way's
+// usual: nodes/proxy on the direct way to an older kubelet.
+func (rd *reader) notes(t target) []string {
+	var out []string
+	if a := rd.api.Access(t.kubelet, "/configz"); a.Note != "" && rd.api.Via() == kubeletapi.Direct {
+		out = append(out, a.Note)
 	}
-	return false
+	if rd.api.Via() == kubeletapi.Direct {
+		if v := rd.api.Verified(t.name); strings.HasPrefix(v, "not verified") {
+			out = append(out, "serving certificate "+v)
+		}
+	}
+	return out
 }
 
-// classify says why a read failed, from the API server's answer or the
-// client's error.
-func classify(err error, timeout time.Duration) *Unreadable {
-	var st *node.StatusError
-	if errors.As(err, &st) {
-		msg := st.Body
-		var status metav1.Status
-		if json.Unmarshal([]byte(st.Body), &status) == nil && status.Message != "" {
-			msg = status.Message
-		}
-		u := &Unreadable{Reason: ReasonProxy, Message: fmt.Sprintf("%s: %s", st.Status, msg)}
-		lower := strings.ToLower(msg)
-		switch {
-		case st.Code == http.StatusForbidden:
-			u.Reason = ReasonForbidden
-		case st.Code == http.StatusUnauthorized:
-			u.Reason = ReasonUnauthorized
-		case st.Code == http.StatusNotFound:
-			u.Reason = ReasonNotFound
-		case strings.Contains(lower, "connection refused"):
-			u.Reason = ReasonRefused
-		case strings.Contains(lower, "x509") || strings.Contains(lower, "tls:") || strings.Contains(lower, "certificate") ||
-			strings.Contains(lower, "https client"):
-			u.Reason = ReasonTLS
-		case strings.Contains(lower, "no route to host") || strings.Contains(lower, "network is unreachable") ||
-			strings.Contains(lower, "i/o timeout"):
-			u.Reason = ReasonUnreachable
-		case strings.Contains(lower, "timeout") || strings.Contains(lower, "deadline exceeded") || st.Code == http.StatusGatewayTimeout:
-			u.Reason = ReasonTimeout
-		}
-		return u
+// readFlags reads the node's /flagz, with the gates its /configz shows.
+func (rd *reader) readFlags(ctx context.Context, t target, raw []byte, res *result) {
+	var gates struct {
+		FeatureGates map[string]bool `json:"featureGates"`
 	}
-	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return &Unreadable{Reason: ReasonTimeout, Message: fmt.Sprintf("no answer within %s", timeout)}
+	_ = json.Unmarshal(raw, &gates)
+	t.kubelet.Gates = gates.FeatureGates
+	if a := rd.api.Access(t.kubelet, "/flagz"); !a.Served && a.NotServed != "" {
+		res.flagsWhy = &Unreadable{Reason: ReasonNotServed, Message: a.NotServed}
+		return
 	}
-	if strings.Contains(err.Error(), "not a configz answer") {
-		return &Unreadable{Reason: ReasonAnswer, Message: err.Error()}
+	actx, cancel := context.WithTimeout(ctx, rd.timeout)
+	defer cancel()
+	f, err := rd.api.Flagz(actx, t.kubelet)
+	if err != nil {
+		res.flagsWhy = unreadable(err, rd.timeout)
+		return
 	}
-	return &Unreadable{Reason: ReasonError, Message: err.Error()}
+	res.flags = f.NonDefault(t.kubelet.Version)
+	res.flagsForm = f.Form
+}
+
+// unreadable says why a read failed.
+func unreadable(err error, timeout time.Duration) *Unreadable {
+	var e *kubeletapi.Error
+	if !errors.As(err, &e) {
+		return &Unreadable{Reason: ReasonError, Message: err.Error()}
+	}
+	u := &Unreadable{Reason: string(e.Reason), Message: e.Message}
+	if e.Reason == kubeletapi.Timeout && e.Status == 0 {
+		u.Message = fmt.Sprintf("no answer within %s", timeout)
+	}
+	if e.Needs != "" {
+		u.Message += "; needs " + e.Needs
+	}
+	if e.Note != "" {
+		u.Message += "; " + e.Note
+	}
+	return u
 }

@@ -32,6 +32,41 @@ var PerNodeFields = []PerNodeField{
 	{"providerID", "the node's ID in its cloud (--provider-id), unique per node"},
 }
 
+// PerNodeFlags are the flags set per node by design (besides those of the
+// per-node fields: --container-runtime-endpoint, --register-with-taints,
+// --provider-id).
+var PerNodeFlags = []PerNodeField{
+	{"hostname-override", "the node's name, where it is not the host's"},
+	{"node-ip", "the node's own address"},
+}
+
+// perNodeFlag says whether a flag is set per node: one of PerNodeFlags, or
+// one that sets a per-node field on kubelet v.
+func perNodeFlag(v *schema.Version, name string) bool {
+	for _, f := range PerNodeFlags {
+		if f.Path == name {
+			return true
+		}
+	}
+	if f, ok := v.Flag(name); ok && f.Field != "" {
+		return perNode(f.Field)
+	}
+	return false
+}
+
+func perNodeFlagNames() []string {
+	var out []string
+	for _, f := range PerNodeFlags {
+		out = append(out, f.Path)
+	}
+	for _, f := range PerNodeFields {
+		if fl, ok := schema.Newest().FlagForField(f.Path); ok {
+			out = append(out, fl.Name)
+		}
+	}
+	return out
+}
+
 func perNode(path string) bool {
 	for _, f := range PerNodeFields {
 		if path == f.Path || strings.HasPrefix(path, f.Path+".") {

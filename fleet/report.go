@@ -1,30 +1,37 @@
-// Package fleet reads the running kubelet configuration of every node of a
-// cluster through the API server's node proxy, groups the nodes by what their
-// configuration sets (each node's own kubelet version's defaults taken into
-// account), compares them with a reference (kubeadm's kubelet-config
-// ConfigMap or a file) or with each other, and checks the kubelets' versions
-// against the API server's.
+// Package fleet reads the running kubelet configuration (/configz) and
+// command line (/flagz, where served) of every node of a cluster, directly on
+// each kubelet's port or through the API server's node proxy, groups the
+// nodes by what their configuration and flags set (each node's own kubelet
+// version's defaults taken into account), compares them with a reference
+// (kubeadm's kubelet-config ConfigMap or a file) or with each other, and
+// checks the kubelets' versions against the API server's.
 package fleet
 
 import (
 	"time"
 
 	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 )
 
 // Report is the result of a scan.
 type Report struct {
 	APIServer        string `json:"apiServer"`
 	APIServerVersion string `json:"apiServerVersion"`
-	Selector         string `json:"selector,omitempty"`
+	// Via is how the kubelets were read: "direct" (each on its own port)
+	// or "proxy" (the API server's node proxy).
+	Via      string `json:"via"`
+	Selector string `json:"selector,omitempty"`
 	// Reference names what the nodes were compared with; "" means with each
 	// other (the largest group).
 	Reference string `json:"reference,omitempty"`
 	// PerNodeFields are the fields set per node by design, shown apart and
 	// never counted as drift.
-	PerNodeFields []string      `json:"perNodeFields"`
-	Elapsed       time.Duration `json:"-"`
-	Nodes         []Node        `json:"nodes"`
+	PerNodeFields []string `json:"perNodeFields"`
+	// PerNodeFlags are the flags set per node by design, likewise.
+	PerNodeFlags []string      `json:"perNodeFlags"`
+	Elapsed      time.Duration `json:"-"`
+	Nodes        []Node        `json:"nodes"`
 	// Groups of read nodes, largest first.
 	Groups []Group `json:"groups"`
 	Skew   Skew    `json:"skew"`
@@ -51,6 +58,15 @@ type Node struct {
 	Sets map[string]any `json:"sets,omitempty"`
 	// PerNode holds the running values of the fields set per node.
 	PerNode map[string]any `json:"perNode,omitempty"`
+	// Flags are the flags the kubelet runs with away from its version's
+	// defaults (its /flagz); FlagsUnread says why there are none to show
+	// (not served, refused, ...), FlagsForm how they were served.
+	Flags       []kubeletapi.Flag `json:"flags,omitempty"`
+	FlagsForm   string            `json:"flagsForm,omitempty"`
+	FlagsUnread *Unreadable       `json:"flagsUnread,omitempty"`
+	// Notes say what reading the node took beyond the usual: nodes/proxy
+	// on the direct way to an older kubelet, a certificate not verified.
+	Notes []string `json:"notes,omitempty"`
 	// Skew says how the kubelet's version breaks the skew policy, if it does.
 	Skew       string      `json:"skew,omitempty"`
 	Unreadable *Unreadable `json:"unreadable,omitempty"`
@@ -70,12 +86,16 @@ const (
 	ReasonRefused      = "refused"             // the kubelet's port refused the API server's connection
 	ReasonUnreachable  = "unreachable"         // no route to the kubelet, or the API server's dial timed out
 	ReasonTLS          = "tls"                 // the TLS handshake between the API server and the kubelet failed
-	ReasonForbidden    = "forbidden"           // RBAC: no get on nodes/proxy
+	ReasonForbidden    = "forbidden"           // RBAC: no get on nodes/proxy (proxy) or the path's subresource (direct)
 	ReasonUnauthorized = "unauthorized"        // the API server or the kubelet refused the credentials
 	ReasonNotFound     = "not-found"           // the Node went away during the scan
 	ReasonProxy        = "proxy-error"         // another error of the API server's proxy
-	ReasonAnswer       = "bad-answer"          // an answer that is not a kubelet's /configz
+	ReasonAnswer       = "bad-answer"          // an answer that is not a kubelet's /configz (or /flagz)
 	ReasonVersion      = "unsupported-version" // a kubelet version kubeletcfg has no schema for
+	ReasonNotServed    = "not-served"          // the kubelet does not serve the path (/flagz before 1.33, or its gate off)
+	ReasonTooLarge     = "too-large"           // an answer larger than any kubelet's
+	ReasonOtherNode    = "other-node"          // the kubelet answering is another node's (its certificate, its --hostname-override)
+	ReasonNoAddress    = "no-address"          // the Node reports no address to reach its kubelet directly
 	ReasonError        = "error"               // anything else on the way (connection to the API server)
 )
 
@@ -93,6 +113,22 @@ type Group struct {
 	Sets    map[string]any `json:"sets,omitempty"`
 	// PerNode counts, per field set per node, the nodes per value.
 	PerNode map[string][]ValueCount `json:"perNode,omitempty"`
+	// FlagsRead says the group's /flagz was read; Flags are then the flags
+	// its nodes run with away from the defaults (per-node flags aside), and
+	// FlagsDiffer how they differ from the largest group whose flags were
+	// read. PerNodeFlags counts, per flag set per node, the nodes per value.
+	FlagsRead    bool                    `json:"flagsRead"`
+	Flags        []kubeletapi.Flag       `json:"flags,omitempty"`
+	FlagsDiffer  []FlagChange            `json:"flagsDiffer,omitempty"`
+	PerNodeFlags map[string][]ValueCount `json:"perNodeFlags,omitempty"`
+}
+
+// FlagChange is a flag that differs: Old in the largest group, New here
+// ("" for not set away from its default).
+type FlagChange struct {
+	Name string `json:"name"`
+	Old  string `json:"old"`
+	New  string `json:"new"`
 }
 
 // VersionCount is how many nodes run a kubelet minor.
@@ -118,10 +154,16 @@ func (r *Report) Read() int {
 	return n
 }
 
-// Drift says whether some read node does not match.
+// Drift says whether some read node does not match, or runs with other
+// flags than the largest group whose flags were read.
 func (r *Report) Drift() bool {
 	for _, node := range r.Nodes {
 		if node.Unreadable == nil && !node.Matches {
+			return true
+		}
+	}
+	for _, g := range r.Groups {
+		if len(g.FlagsDiffer) > 0 {
 			return true
 		}
 	}

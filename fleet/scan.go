@@ -12,6 +12,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -34,6 +35,14 @@ type Options struct {
 	AgainstFile      string
 	Concurrency      int           // reads at once; DefaultConcurrency when 0
 	Timeout          time.Duration // per read attempt; DefaultTimeout when 0
+	// Direct reads each kubelet on its own port (needs get nodes/configz,
+	// not nodes/proxy, where KubeletFineGrainedAuthz is on), its serving
+	// certificate verified against the kubeconfig's cluster CA or
+	// KubeletCA; the nodes named in Insecure are read unverified. Without
+	// it, through the API server's node proxy (get nodes/proxy).
+	Direct    bool
+	KubeletCA string
+	Insecure  []string
 	// Progress, if set, is called after each node is read (or given up),
 	// one call at a time.
 	Progress func(done, total int)
@@ -67,15 +76,19 @@ func Scan(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := coreClient(cfg)
+	client, err := kubeletapi.CoreClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	proxy, err := node.NewProxy(cfg)
+	via := kubeletapi.Proxy
+	if o.Direct {
+		via = kubeletapi.Direct
+	}
+	api, err := kubeletapi.New(cfg, kubeletapi.Options{Via: via, KubeletCA: o.KubeletCA, Insecure: o.Insecure})
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{APIServer: cfg.Host, Selector: o.Selector, PerNodeFields: perNodePaths()}
+	rep := &Report{APIServer: cfg.Host, Via: string(via), Selector: o.Selector, PerNodeFields: perNodePaths(), PerNodeFlags: perNodeFlagNames()}
 	if v, err := client.Get().AbsPath("/version").Do(ctx).Raw(); err == nil {
 		var info struct {
 			GitVersion string `json:"gitVersion"`
@@ -101,17 +114,19 @@ func Scan(ctx context.Context, o Options) (*Report, error) {
 	}
 	sort.Slice(targets, func(i, j int) bool { return targets[i].name < targets[j].name })
 
-	rd := &reader{proxy: proxy, timeout: o.Timeout}
+	rd := &reader{api: api, timeout: o.Timeout}
 	results := readAll(ctx, rd, targets, o.Concurrency, o.Progress)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	rep.Nodes = make([]Node, len(targets))
 	for i, t := range targets {
+		res := results[i]
 		n := Node{Name: t.name, KubeletVersion: t.version, Ready: t.ready, ReadyReason: t.readyReason,
-			Attempts: results[i].attempts, Unreadable: results[i].why}
-		if r := results[i].r; r != nil {
+			Attempts: res.attempts, Unreadable: res.why, Notes: res.notes}
+		if r := res.r; r != nil {
 			n.Sets, n.PerNode = r.sets, r.perNode
+			n.Flags, n.FlagsForm, n.FlagsUnread = res.flags, res.flagsForm, res.flagsWhy
 		}
 		rep.Nodes[i] = n
 	}
@@ -130,6 +145,28 @@ type result struct {
 	r        *running
 	attempts int
 	why      *Unreadable
+	notes    []string
+	// flags are the node's flags away from its defaults (its /flagz),
+	// flagsWhy why they were not read.
+	flags     []kubeletapi.Flag
+	flagsForm string
+	flagsWhy  *Unreadable
+}
+
+// flagsKey is what a node's flags add to its group's key: the flags away
+// from the defaults but those set per node, or that /flagz was not read.
+func (res result) flagsKey() (string, []kubeletapi.Flag) {
+	if res.flagsWhy != nil {
+		return "?", nil
+	}
+	var shared []kubeletapi.Flag
+	for _, f := range res.flags {
+		if !perNodeFlag(res.r.v, f.Name) {
+			shared = append(shared, f)
+		}
+	}
+	key, _ := json.Marshal(shared)
+	return string(key), shared
 }
 
 // readAll reads the targets with at most concurrency reads at once.
@@ -147,8 +184,7 @@ func readAll(ctx context.Context, rd *reader, targets []target, concurrency int,
 				if i >= len(targets) || ctx.Err() != nil {
 					return
 				}
-				r, attempts, why := rd.read(ctx, targets[i])
-				results[i] = result{r: r, attempts: attempts, why: why}
+				results[i] = rd.read(ctx, targets[i])
 				if progress != nil {
 					progressMu.Lock()
 					progress(int(done.Add(1)), len(targets))
@@ -171,10 +207,12 @@ func group(rep *Report, results []result, ref *reference) error {
 		if res.r == nil {
 			continue
 		}
-		if _, ok := bySets[res.r.key]; !ok {
-			keys = append(keys, res.r.key)
+		fk, _ := res.flagsKey()
+		k := res.r.key + "\x00" + fk
+		if _, ok := bySets[k]; !ok {
+			keys = append(keys, k)
 		}
-		bySets[res.r.key] = append(bySets[res.r.key], i)
+		bySets[k] = append(bySets[k], i)
 	}
 	if len(keys) == 0 {
 		return nil
@@ -227,6 +265,9 @@ func group(rep *Report, results []result, ref *reference) error {
 		first := results[members[0]].r
 		g := Group{ID: gi + 1, Count: len(members), Differs: differs[first.shape], Matches: len(differs[first.shape]) == 0,
 			Sets: first.shared}
+		g.FlagsRead = results[members[0]].flagsWhy == nil
+		_, g.Flags = results[members[0]].flagsKey()
+		perNodeFlags := map[string]map[string]int{}
 		versions := map[string]int{}
 		perNodeValues := map[string]map[string]int{}
 		for _, i := range members {
@@ -240,27 +281,90 @@ func group(rep *Report, results []result, ref *reference) error {
 				}
 				perNodeValues[path][diff.Value(val)]++
 			}
+			for _, f := range results[i].flags {
+				if perNodeFlag(r.v, f.Name) {
+					if perNodeFlags[f.Name] == nil {
+						perNodeFlags[f.Name] = map[string]int{}
+					}
+					perNodeFlags[f.Name][f.Value]++
+				}
+			}
 		}
+		g.PerNodeFlags = valueCounts(perNodeFlags)
 		for _, v := range schema.Versions() {
 			if n := versions[v.Minor]; n > 0 {
 				g.Versions = append(g.Versions, VersionCount{Minor: v.Minor, Count: n})
 			}
 		}
-		if len(perNodeValues) > 0 {
-			g.PerNode = map[string][]ValueCount{}
-			for path, vals := range perNodeValues {
-				for val, n := range vals {
-					g.PerNode[path] = append(g.PerNode[path], ValueCount{Value: val, Count: n})
-				}
-				sort.Slice(g.PerNode[path], func(a, b int) bool {
-					x, y := g.PerNode[path][a], g.PerNode[path][b]
-					return x.Count > y.Count || x.Count == y.Count && x.Value < y.Value
-				})
-			}
-		}
+		g.PerNode = valueCounts(perNodeValues)
 		rep.Groups = append(rep.Groups, g)
 	}
+	flagsDiffer(rep.Groups)
 	return nil
+}
+
+// valueCounts lists, per key, the values and how many nodes have each, most
+// first; nil for none.
+func valueCounts(m map[string]map[string]int) map[string][]ValueCount {
+	if len(m) == 0 {
+		return nil
+	}
+	out := map[string][]ValueCount{}
+	for key, vals := range m {
+		for val, n := range vals {
+			out[key] = append(out[key], ValueCount{Value: val, Count: n})
+		}
+		sort.Slice(out[key], func(a, b int) bool {
+			x, y := out[key][a], out[key][b]
+			return x.Count > y.Count || x.Count == y.Count && x.Value < y.Value
+		})
+	}
+	return out
+}
+
+// flagsDiffer compares each group's flags with the largest group's whose
+// flags were read (groups come largest first).
+func flagsDiffer(groups []Group) {
+	var base *Group
+	for i := range groups {
+		if groups[i].FlagsRead {
+			base = &groups[i]
+			break
+		}
+	}
+	if base == nil {
+		return
+	}
+	values := func(fs []kubeletapi.Flag) map[string]string {
+		m := map[string]string{}
+		for _, f := range fs {
+			m[f.Name] = f.Value
+		}
+		return m
+	}
+	old := values(base.Flags)
+	for i := range groups {
+		g := &groups[i]
+		if !g.FlagsRead || g == base {
+			continue
+		}
+		now := values(g.Flags)
+		var names []string
+		for n := range old {
+			names = append(names, n)
+		}
+		for n := range now {
+			if _, ok := old[n]; !ok {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if old[n] != now[n] {
+				g.FlagsDiffer = append(g.FlagsDiffer, FlagChange{Name: n, Old: old[n], New: now[n]})
+			}
+		}
+	}
 }
 
 // skewOf checks every node's kubelet version against the API server's and,

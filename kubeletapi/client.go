@@ -341,9 +341,13 @@ func (c *Client) refusal(n Node, path string, code int, status string, body []by
 		if c.via == Proxy && st.Kind == "Status" && st.Details != nil && st.Details.Kind == "nodes" {
 			return NotFound, msg
 		}
-		a := c.Access(n, path)
-		if a.NotServed != "" {
+		if a := c.Access(n, path); a.NotServed != "" {
 			return NotServed, msg + " (" + a.NotServed + ")"
+		}
+		for _, p := range schema.KubeletPaths {
+			if p.Path == path && p.Gate != "" {
+				msg += fmt.Sprintf(" (the kubelet serves %s only with %s on: off on this node?)", path, p.Gate)
+			}
 		}
 		return NotServed, msg
 	case http.StatusNotAcceptable:
@@ -356,7 +360,8 @@ func (c *Client) refusal(n Node, path string, code int, status string, body []by
 			return Refused, msg
 		case strings.Contains(lower, "x509") || strings.Contains(lower, "tls:") || strings.Contains(lower, "certificate"):
 			return TLS, msg
-		case strings.Contains(lower, "no route to host") || strings.Contains(lower, "network is unreachable"):
+		case strings.Contains(lower, "no route to host") || strings.Contains(lower, "network is unreachable") || strings.Contains(lower, "i/o timeout"):
+			// the API server's dial timed out: no way to the kubelet
 			return Unreachable, msg
 		case strings.Contains(lower, "timeout") || strings.Contains(lower, "deadline exceeded") || code == http.StatusGatewayTimeout:
 			return Timeout, msg

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ type fleetFlags struct {
 	concurrency      int
 	timeout          time.Duration
 	output           string
+	kubeletAccess
 }
 
 // How many node names and values of a field set per node a group lists in
@@ -43,14 +45,18 @@ func newFleetCmd(s streams) *cobra.Command {
 		Use:   "fleet [--kubeconfig F] [--selector LABELS] [--against-configmap | --against FILE]",
 		Short: "Every node's running kubelet configuration, grouped, with drift and version skew",
 		Long: `fleet lists the Nodes (those --selector picks), reads each kubelet's running
-configuration on /configz through the API server's node proxy (needs list on
-nodes and get on nodes/proxy; --against-configmap also get on configmaps in
-kube-system), and groups the nodes by what their configuration sets: a value
-equal to the default of the node's own kubelet version counts as unset, so a
-1.36 and a 1.37 node set up alike are one group. Groups are printed largest
-first with their kubelet versions and, for each group that does not match,
-the fields that differ from the reference — or, without one, from the
-largest group.
+configuration on /configz and, where the kubelet serves it (1.33+ under
+ComponentFlagz, on by default from 1.36), its command line on /flagz, and
+groups the nodes by what their configuration and flags set: a value equal to
+the default of the node's own kubelet version counts as unset, so a 1.36 and
+a 1.37 node set up alike are one group. Groups are printed largest first with
+their kubelet versions and, for each group that does not match, the fields
+that differ from the reference — or, without one, from the largest group —
+and the flags that differ from the largest group's.
+
+` + kubeletAccessHelp + `
+--against-configmap also needs get on the kubelet-config ConfigMap in
+kube-system (the Role in deploy/rbac.yaml).
 
   --against-configmap  compare with kubeadm's kube-system/kubelet-config
                        ConfigMap (key "kubelet"), read by each node's kubelet
@@ -67,7 +73,8 @@ each older kubelet minor, what running the API server's minor would change in
 the nodes' configurations (the config-only part of diff --to-version).
 
 Nodes that cannot be read (timeout, refused, TLS, RBAC 403, NotReady, an
-unsupported kubelet version) are listed with the reason. Each read gets
+unsupported kubelet version) are listed with the reason and, for a refusal,
+the permission the node needs; flags that cannot be read, likewise. Each read gets
 --timeout, and a Ready node a second try after a transient failure. Progress
 goes to stderr.
 
@@ -75,7 +82,8 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 2 no node could be read, or a usage or API error.`,
 		Example: `  kubeletcfg fleet
   kubeletcfg fleet --against-configmap --selector node-role.kubernetes.io/worker
-  kubeletcfg fleet --kubeconfig admin.conf --against intended.yaml -o json`,
+  kubeletcfg fleet --kubeconfig admin.conf --against intended.yaml -o json
+  kubeletcfg fleet --direct --kubelet-ca /etc/kubernetes/pki/kubelet-serving-ca.crt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch f.output {
@@ -95,7 +103,8 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 			progress := newProgress(s)
 			rep, err := fleet.Scan(cmd.Context(), fleet.Options{Kubeconfig: f.kubeconfig, Context: f.kubeContext,
 				Selector: f.selector, AgainstConfigMap: f.againstConfigMap, AgainstFile: f.against,
-				Concurrency: f.concurrency, Timeout: f.timeout, Progress: progress.update})
+				Concurrency: f.concurrency, Timeout: f.timeout, Progress: progress.update,
+				Direct: f.direct, KubeletCA: f.kubeletCA, Insecure: f.insecure})
 			progress.finish()
 			if err != nil {
 				return err
@@ -138,6 +147,7 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 	fl.IntVar(&f.concurrency, "concurrency", fleet.DefaultConcurrency, "nodes read at once")
 	fl.DurationVar(&f.timeout, "timeout", fleet.DefaultTimeout, "time for one read of a node's /configz")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text, json (everything, per node) or yaml")
+	f.kubeletAccess.bind(fl)
 	return cmd
 }
 
@@ -186,8 +196,12 @@ func printFleet(s streams, rep *fleet.Report) {
 	if rep.Reference != "" {
 		against = "against " + rep.Reference
 	}
-	fmt.Fprintf(out, "%s, %d read, %d unreadable; API server %s %s; %s\n",
-		count(len(rep.Nodes), "node"), rep.Read(), len(rep.Nodes)-rep.Read(), rep.APIServer, rep.APIServerVersion, against)
+	via := "through the API server's node proxy"
+	if rep.Via == "direct" {
+		via = "each kubelet directly"
+	}
+	fmt.Fprintf(out, "%s, %d read, %d unreadable (%s); API server %s %s; %s\n",
+		count(len(rep.Nodes), "node"), rep.Read(), len(rep.Nodes)-rep.Read(), via, rep.APIServer, rep.APIServerVersion, against)
 	for _, g := range rep.Groups {
 		var versions []string
 		for _, v := range g.Versions {
@@ -202,6 +216,7 @@ func printFleet(s streams, rep *fleet.Report) {
 		for _, c := range g.Differs {
 			fmt.Fprintf(out, "  %s: %s -> %s  [%s]\n", c.Path, diff.Value(c.Old), diff.Value(c.New), classes(c))
 		}
+		printGroupFlags(out, rep, g)
 		for _, path := range rep.PerNodeFields {
 			vals := g.PerNode[path]
 			if len(vals) == 0 {
@@ -233,6 +248,7 @@ func printFleet(s streams, rep *fleet.Report) {
 			fmt.Fprintf(out, "  %s  %s%s: %s\n", n.Name, n.Unreadable.Reason, ready, n.Unreadable.Message)
 		}
 	}
+	printNodeNotes(out, rep)
 	if rep.Skew.APIServerMinor == "" {
 		return
 	}
@@ -253,6 +269,75 @@ func printFleet(s streams, rep *fleet.Report) {
 			}
 		}
 	}
+}
+
+// printGroupFlags prints a group's flags (its /flagz), how they differ
+// from the largest group's, and the flags set per node.
+func printGroupFlags(out io.Writer, rep *fleet.Report, g fleet.Group) {
+	if !g.FlagsRead {
+		fmt.Fprintf(out, "  flags: not read (see the nodes below)\n")
+		return
+	}
+	var set []string
+	for _, f := range g.Flags {
+		set = append(set, "--"+f.Name+"="+f.Value)
+	}
+	if len(set) == 0 {
+		set = []string{"(all at their defaults)"}
+	}
+	fmt.Fprintf(out, "  flags: %s\n", strings.Join(set, " "))
+	for _, c := range g.FlagsDiffer {
+		fmt.Fprintf(out, "  flag --%s: %s -> %s\n", c.Name, orDefault(c.Old), orDefault(c.New))
+	}
+	for _, name := range rep.PerNodeFlags {
+		vals := g.PerNodeFlags[name]
+		if len(vals) == 0 {
+			continue
+		}
+		var shown []string
+		for _, v := range vals[:min(len(vals), shownValues)] {
+			shown = append(shown, fmt.Sprintf("%s (%d)", v.Value, v.Count))
+		}
+		if len(vals) > shownValues {
+			shown = append(shown, fmt.Sprintf("and %d more values", len(vals)-shownValues))
+		}
+		fmt.Fprintf(out, "  per node, not compared: --%s = %s\n", name, strings.Join(shown, ", "))
+	}
+}
+
+// printNodeNotes prints what could not be read of the nodes' flags, and
+// what reading a node took beyond the usual, alike nodes together.
+func printNodeNotes(out io.Writer, rep *fleet.Report) {
+	byLine := map[string][]string{}
+	var lines []string
+	add := func(line, node string) {
+		if _, ok := byLine[line]; !ok {
+			lines = append(lines, line)
+		}
+		byLine[line] = append(byLine[line], node)
+	}
+	for _, n := range rep.Nodes {
+		if n.Unreadable == nil && n.FlagsUnread != nil {
+			add(fmt.Sprintf("flags %s: %s", n.FlagsUnread.Reason, n.FlagsUnread.Message), n.Name)
+		}
+		for _, note := range n.Notes {
+			add(note, n.Name)
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nper node:\n")
+	for _, l := range lines {
+		fmt.Fprintf(out, "  %s: %s\n", names(byLine[l]), l)
+	}
+}
+
+func orDefault(s string) string {
+	if s == "" {
+		return "(default)"
+	}
+	return s
 }
 
 // count says "1 node", "2 nodes".

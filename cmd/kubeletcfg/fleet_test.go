@@ -87,3 +87,35 @@ func TestFleetExitCodesAndOutput(t *testing.T) {
 		}
 	}
 }
+
+// --direct reads each kubelet on its port, the certificate verified with
+// --kubelet-ca; the flags show per group and differ as drift.
+func TestFleetDirectFlags(t *testing.T) {
+	sock := "unix:///run/containerd/containerd.sock"
+	same := fleettest.Serves(fleettest.KubeadmNode(t, "1.37", sock, nil))
+	flags := map[string]string{"config": "/var/lib/kubelet/config.yaml"}
+	api := fleettest.NewAPIServerWithKubelets(t, "v1.37.2", "", []fleettest.Node{
+		{Name: "w-1", Version: "v1.37.2", Ready: "True", Answer: same, Flagz: fleettest.Flagz(t, "1.37", flags)},
+		{Name: "w-2", Version: "v1.37.2", Ready: "True", Answer: same, Flagz: fleettest.Flagz(t, "1.37", flags)},
+		{Name: "w-3", Version: "v1.37.2", Ready: "True", Answer: same, Flagz: fleettest.Flagz(t, "1.37", map[string]string{"config": "/var/lib/kubelet/config.yaml", "v": "4"})},
+		{Name: "w-4", Version: "v1.31.2", Ready: "True", Answer: fleettest.Serves(fleettest.KubeadmNode(t, "1.31", sock, nil))},
+	})
+	code, out, errOut := runCLI(t, "fleet", "--kubeconfig", api.Kubeconfig, "--direct", "--kubelet-ca", api.KubeletCA)
+	for _, want := range []string{
+		"4 nodes, 4 read, 0 unreadable (each kubelet directly)",
+		"  flags: --config=/var/lib/kubelet/config.yaml\n",
+		"  flag --v: (default) -> 4\n",
+		"w-4: kubelet 1.31 authorizes /configz as nodes/proxy only",
+		"w-4: flags not-served: kubelet 1.31 does not serve /flagz (from 1.33 on)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q", want)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (other flags are drift)\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "fleet", "--kubeconfig", api.Kubeconfig, "--kubelet-ca", api.KubeletCA); code != 2 || !strings.Contains(errOut, "--direct") {
+		t.Errorf("--kubelet-ca without --direct: exit %d %s", code, errOut)
+	}
+}

@@ -112,6 +112,34 @@ type Node struct {
 	Labels        map[string]string
 	// Answer is what the node proxy answers for /configz, per attempt.
 	Answer func(attempt int, w http.ResponseWriter)
+	// Flagz is what it answers for /flagz (nil: 404, as a kubelet that
+	// does not serve it).
+	Flagz func(attempt int, w http.ResponseWriter)
+}
+
+// Flagz is a kubelet's structured /flagz answer with these flags set on
+// top of kubelet minor's defaults.
+func Flagz(t testing.TB, minor string, set map[string]string) func(int, http.ResponseWriter) {
+	t.Helper()
+	v, err := schema.Resolve(minor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := map[string]string{}
+	for _, f := range v.Flags() {
+		flags[f.Name] = f.Default
+	}
+	for k, val := range set {
+		flags[k] = val
+	}
+	body, err := json.Marshal(map[string]any{"kind": "Flagz", "apiVersion": "config.k8s.io/v1beta1", "metadata": map[string]string{"name": "kubelet"}, "flags": flags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(_ int, w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json;g=config.k8s.io;v=v1beta1;as=Flagz")
+		w.Write(body)
+	}
 }
 
 func Serves(body []byte) func(int, http.ResponseWriter) {
@@ -129,22 +157,60 @@ func ProxyError(code int, message string) func(int, http.ResponseWriter) {
 }
 
 // APIServer stands in for kube-apiserver: /version, the Node list (in
-// pages), the node proxy's /configz and kubeadm's ConfigMap.
+// pages), the node proxy's /configz and /flagz, and kubeadm's ConfigMap.
+// With kubelets, each Node's kubelet also listens on its own address and
+// port, answering alike.
 type APIServer struct {
 	*httptest.Server
 	Kubeconfig string
-	mu         sync.Mutex
-	attempts   map[string]int
+	// KubeletCA is the CA file that signed the kubelets' serving
+	// certificates (with kubelets).
+	KubeletCA string
+	mu        sync.Mutex
+	attempts  map[string]int
 	// Pages counts the Node list requests.
 	Pages atomic.Int32
+	// Direct counts the requests each kubelet got on its own port.
+	Direct   map[string]*atomic.Int32
+	kubelets map[string]int32 // ports
 }
 
 func NewAPIServer(t testing.TB, version string, configMap string, nodes []Node) *APIServer {
+	return newAPIServer(t, version, configMap, nodes, false)
+}
+
+// NewAPIServerWithKubelets is NewAPIServer with every node's kubelet
+// listening too (127.0.0.1, a port of its own, a serving certificate of
+// KubeletCA's for system:node:NAME), taking the kubeconfig's token.
+func NewAPIServerWithKubelets(t testing.TB, version string, configMap string, nodes []Node) *APIServer {
+	return newAPIServer(t, version, configMap, nodes, true)
+}
+
+// answer picks the answer of a node for a path, counting attempts.
+func (f *APIServer) answer(n Node, path string, w http.ResponseWriter) {
+	f.mu.Lock()
+	f.attempts[n.Name+path]++
+	attempt := f.attempts[n.Name+path]
+	f.mu.Unlock()
+	switch {
+	case path == "/configz":
+		n.Answer(attempt, w)
+	case path == "/flagz" && n.Flagz != nil:
+		n.Flagz(attempt, w)
+	default:
+		http.NotFound(w, nil)
+	}
+}
+
+func newAPIServer(t testing.TB, version string, configMap string, nodes []Node, kubelets bool) *APIServer {
 	t.Helper()
-	f := &APIServer{attempts: map[string]int{}}
+	f := &APIServer{attempts: map[string]int{}, Direct: map[string]*atomic.Int32{}, kubelets: map[string]int32{}}
 	byName := map[string]Node{}
 	for _, n := range nodes {
 		byName[n.Name] = n
+	}
+	if kubelets {
+		f.startKubelets(t, nodes)
 	}
 	f.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := r.URL.Path
@@ -172,6 +238,10 @@ func NewAPIServer(t testing.TB, version string, configMap string, nodes []Node) 
 				}
 				obj := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
 				obj.Status.NodeInfo.KubeletVersion = n.Version
+				if port, ok := f.kubelets[n.Name]; ok {
+					obj.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: n.Name}, {Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+					obj.Status.DaemonEndpoints.KubeletEndpoint.Port = port
+				}
 				if n.Ready != "" {
 					obj.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: n.Ready, Reason: "KubeletNotReady", Message: "container runtime is down"}}
 				}
@@ -179,18 +249,14 @@ func NewAPIServer(t testing.TB, version string, configMap string, nodes []Node) 
 			}
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(list)
-		case strings.HasPrefix(path, "/api/v1/nodes/") && strings.HasSuffix(path, "/proxy/configz"):
-			name := strings.TrimSuffix(strings.TrimPrefix(path, "/api/v1/nodes/"), "/proxy/configz")
+		case strings.HasPrefix(path, "/api/v1/nodes/") && strings.Contains(path, "/proxy/"):
+			name, sub, _ := strings.Cut(strings.TrimPrefix(path, "/api/v1/nodes/"), "/proxy")
 			n, ok := byName[name]
 			if !ok {
 				ProxyError(404, fmt.Sprintf("nodes %q not found", name))(0, w)
 				return
 			}
-			f.mu.Lock()
-			f.attempts[name]++
-			attempt := f.attempts[name]
-			f.mu.Unlock()
-			n.Answer(attempt, w)
+			f.answer(n, sub, w)
 		case path == "/api/v1/namespaces/kube-system/configmaps/kubelet-config" && configMap != "":
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
