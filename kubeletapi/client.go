@@ -315,7 +315,7 @@ func (c *Client) classify(ctx context.Context, n Node, err error) (Reason, strin
 		return Unreachable, err.Error()
 	}
 	lower := strings.ToLower(err.Error())
-	if strings.Contains(lower, "x509") || strings.Contains(lower, "tls:") || strings.Contains(lower, "certificate") {
+	if tlsTrouble(lower) {
 		return TLS, err.Error()
 	}
 	return Failed, err.Error()
@@ -358,7 +358,7 @@ func (c *Client) refusal(n Node, path string, code int, status string, body []by
 		switch {
 		case strings.Contains(lower, "connection refused"):
 			return Refused, msg
-		case strings.Contains(lower, "x509") || strings.Contains(lower, "tls:") || strings.Contains(lower, "certificate"):
+		case tlsTrouble(lower):
 			return TLS, msg
 		case strings.Contains(lower, "no route to host") || strings.Contains(lower, "network is unreachable") || strings.Contains(lower, "i/o timeout"):
 			// the API server's dial timed out: no way to the kubelet
@@ -369,6 +369,17 @@ func (c *Client) refusal(n Node, path string, code int, status string, body []by
 		return ProxyError, msg
 	}
 	return Failed, msg
+}
+
+// tlsTrouble says an error message is about TLS: a certificate, the
+// handshake, or plain HTTP where HTTPS was spoken.
+func tlsTrouble(lower string) bool {
+	for _, s := range []string{"x509", "tls:", "certificate", "https client", "http response to https"} {
+		if strings.Contains(lower, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // snippet is at most 512 bytes of an answer, control characters escaped.
