@@ -68,11 +68,13 @@ type Client struct {
 	// server (proxy); unverified reads the kubelets named in insecure.
 	client, unverified *http.Client
 	insecure           map[string]bool
-	// base is the API server's URL (proxy).
+	// base is the API server's URL (proxy), or the one kubelet's (NewLocal).
 	base *url.URL
 	// ca says where the CA comes from; noCA that there is none.
 	ca   string
 	noCA bool
+	// insecureAll: the one kubelet of NewLocal, read unverified.
+	insecureAll bool
 }
 
 // New makes a Client with the credentials of cfg (a kubeconfig's).
@@ -144,6 +146,36 @@ func newDirect(cfg *rest.Config, o Options) (*Client, error) {
 	return c, nil
 }
 
+// NewLocal makes a Client for one kubelet at a fixed base URL (the node's
+// own, https://127.0.0.1:10250), with a client certificate it accepts (or
+// none), its serving certificate verified against caFile, or not at all
+// with insecure (given by the operator for this one kubelet).
+func NewLocal(base, clientCert, clientKey, caFile string, insecure bool) (*Client, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("kubelet URL %q: want https://HOST:PORT", base)
+	}
+	cfg := &rest.Config{Host: base, TLSClientConfig: rest.TLSClientConfig{CertFile: clientCert, KeyFile: clientKey}}
+	o := Options{Via: Direct, KubeletCA: caFile}
+	c, err := newDirect(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	c.base = u
+	if insecure {
+		c.client, c.insecureAll = c.unverified, true
+	}
+	if caFile == "" && !insecure {
+		c.noCA = false // this machine's roots, as any HTTPS client
+		c.ca = "this machine's CAs"
+		sys := rest.CopyConfig(cfg)
+		if c.client, err = rest.HTTPClientFor(sys); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
 // Via says the client's way.
 func (c *Client) Via() Via { return c.via }
 
@@ -153,6 +185,8 @@ func (c *Client) Verified(node string) string {
 	switch {
 	case c.via == Proxy:
 		return "by the API server (node proxy)"
+	case c.insecureAll:
+		return "not verified (--insecure)"
 	case c.insecure[node]:
 		return "not verified (--kubelet-insecure-skip-tls-verify " + node + ")"
 	}
@@ -190,6 +224,9 @@ func (c *Client) URL(n Node, path string) string {
 		u.Path = prefix + "/api/v1/nodes/" + n.Name + "/proxy" + path
 		u.RawPath = rawPrefix + "/api/v1/nodes/" + url.PathEscape(n.Name) + "/proxy" + path
 		return u.String()
+	}
+	if c.base != nil { // NewLocal's kubelet
+		return strings.TrimSuffix(c.base.String(), "/") + path
 	}
 	return "https://" + n.hostPort() + path
 }
@@ -242,7 +279,7 @@ func (c *Client) get(ctx context.Context, n Node, path, accept string, limit int
 		return e
 	}
 	client := c.client
-	if c.via == Direct {
+	if c.via == Direct && c.base == nil {
 		if n.Address == "" {
 			return nil, fail(NoAddress, 0, "the Node reports no address for its kubelet", nil)
 		}
@@ -281,7 +318,7 @@ func (c *Client) get(ctx context.Context, n Node, path, accept string, limit int
 		// A certificate the cluster signed names its node: a kubelet
 		// answering at another node's address is not that node.
 		cn := resp.TLS.PeerCertificates[0].Subject.CommonName
-		if other, ok := strings.CutPrefix(cn, "system:node:"); ok && other != n.Name {
+		if other, ok := strings.CutPrefix(cn, "system:node:"); ok && n.Name != "" && other != n.Name {
 			return nil, fail(OtherNode, resp.StatusCode, fmt.Sprintf("the serving certificate at %s is node %q's (%s)", n.hostPort(), other, cn), nil)
 		}
 	}

@@ -577,3 +577,38 @@ func TestNodeOf(t *testing.T) {
 		t.Errorf("%+v", a)
 	}
 }
+
+// The node's own kubelet at a URL: the CA given, or --insecure, or this
+// machine's CAs.
+func TestLocal(t *testing.T) {
+	cluster := newCA(t, "kubernetes")
+	ctx := context.Background()
+	host, port, _ := kubelet(t, cluster.serving(t, "system:node:fixture-node"), realKubelet(t))
+	base := "https://" + net.JoinHostPort(host, fmt.Sprint(port))
+	caFile := filepath.Join(t.TempDir(), "ca.crt")
+	os.WriteFile(caFile, cluster.pem, 0o600)
+	v, _ := schema.Resolve("1.37")
+	c, err := NewLocal(base, "", "", caFile, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, u, err := c.Configz(ctx, Node{Version: v}); err != nil || u != base+"/configz" {
+		t.Fatalf("%s %v", u, err)
+	}
+	// The name is not known: no claim to check.
+	if f, err := c.Flagz(ctx, Node{Version: v}); err != nil || f.Values["hostname-override"] != "fixture-node" {
+		t.Fatalf("%v", err)
+	}
+	c, _ = NewLocal(base, "", "", "", false)
+	_, _, err = c.Configz(ctx, Node{Version: v})
+	if e := reason(t, err, TLS); !strings.Contains(e.Message, "not signed by this machine's CAs") {
+		t.Errorf("%v", e)
+	}
+	c, _ = NewLocal(base, "", "", "", true)
+	if _, _, err := c.Configz(ctx, Node{Version: v}); err != nil || c.Verified("") != "not verified (--insecure)" {
+		t.Errorf("%v %s", err, c.Verified(""))
+	}
+	if _, err := NewLocal("http://127.0.0.1:10250", "", "", "", true); err == nil {
+		t.Error("plain http: no error")
+	}
+}

@@ -55,7 +55,7 @@ func (c *Client) Flagz(ctx context.Context, n Node) (*Flags, error) {
 	if err != nil {
 		return nil, c.bad(n, "/flagz", a, "%v", err)
 	}
-	if h := strings.ToLower(strings.TrimSpace(f.Values["hostname-override"])); h != "" && h != Classified && h != n.Name {
+	if h := strings.ToLower(strings.TrimSpace(f.Values["hostname-override"])); n.Name != "" && h != "" && h != Classified && h != n.Name {
 		return nil, &Error{Node: n.Name, Path: "/flagz", Via: c.via, URL: a.url, Reason: OtherNode, Status: 200,
 			Message: fmt.Sprintf("the kubelet runs with --hostname-override=%s: it is node %q, not %q", snippet([]byte(h)), snippet([]byte(h)), n.Name)}
 	}

@@ -3,6 +3,8 @@ package kubeletapi
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -59,4 +61,17 @@ func GetNode(ctx context.Context, core rest.Interface, name string) (Node, error
 		return Node{}, fmt.Errorf("node %s: %w (the direct way to a kubelet reads its address from its Node: get nodes)", name, err)
 	}
 	return NodeOf(n), nil
+}
+
+// NodeName is name, or the kubelet's default node name: this host's name,
+// lower-cased.
+func NodeName(name string) (string, error) {
+	if name != "" {
+		return name, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("no node name given (--node) and no hostname: %w", err)
+	}
+	return strings.ToLower(host), nil
 }

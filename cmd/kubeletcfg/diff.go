@@ -14,6 +14,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -36,7 +37,16 @@ type diffFlags struct {
 	kubeconfig  string
 	kubeContext string
 	node        string
-	toVersion   string
+	// direct reads the kubelet on its own port at the address its Node
+	// reports (with the kubeconfig's credentials); insecureNodes are read
+	// with their serving certificate unverified.
+	direct        bool
+	insecureNodes []string
+	toVersion     string
+	// setup is the node's setup when NEW is not given; cmdline what the
+	// running kubelet's /flagz says against it.
+	setup   *node.Setup
+	cmdline *liveFlags
 	// kubeletArgs is the command line given after -- (dashed: -- was
 	// given, even with nothing after it).
 	kubeletArgs []string
@@ -62,10 +72,17 @@ change that makes a CIS kubelet check fail that passed before is named.
   diff --live [NEW]          what the running kubelet serves on /configz against
                              NEW, or against the node's own setup (its unit,
                              drop-ins and env files, --from files, or the
-                             command line after --): drift. /configz is read
-                             on the kubelet's port (--kubelet-url), or with
-                             --kubeconfig/--node through the API server's
-                             node proxy (needs get on nodes/proxy)
+                             command line after --): drift. Where the kubelet
+                             serves /flagz (1.33+, on by default from 1.36),
+                             its command line against the setup's too.
+                             Read on the kubelet's port (--kubelet-url), or
+                             with --kubeconfig/--node through the API
+                             server's node proxy (needs get nodes/proxy, as
+                             much as exec in the node's containers), or with
+                             --direct on the kubelet's port at the address
+                             its Node reports (needs get nodes, and
+                             nodes/configz where KubeletFineGrainedAuthz is
+                             on; see deploy/rbac.yaml)
   diff --to-version W        upgrade preflight: the node's setup read by kubelet
                              W instead of the current version
 
@@ -75,6 +92,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
   kubeletcfg diff --kubelet-version 1.31 new.yaml --against old.yaml --unified
   kubeletcfg diff --live --insecure
   kubeletcfg diff --live --kubeconfig ~/.kube/config --node worker-3 -- --config=/var/lib/kubelet/config.yaml
+  kubeletcfg diff --live --direct --node worker-3 --kubelet-ca /etc/kubernetes/pki/ca.crt
   kubeletcfg diff --kubelet-version 1.31 --to-version 1.34 --root /mnt/node-image`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
@@ -86,8 +104,14 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			if len(args) > 1 {
 				return fmt.Errorf("at most one NEW file, got %d", len(args))
 			}
-			if !f.live && (f.kubeconfig != "" || f.kubeContext != "" || f.node != "") {
-				return fmt.Errorf("--kubeconfig, --context and --node go with --live")
+			if !f.live && (f.kubeconfig != "" || f.kubeContext != "" || f.node != "" || f.direct) {
+				return fmt.Errorf("--kubeconfig, --context, --node and --direct go with --live")
+			}
+			if len(f.insecureNodes) > 0 && !f.direct {
+				return fmt.Errorf("--kubelet-insecure-skip-tls-verify goes with --direct (the node's own kubelet at --kubelet-url: --insecure)")
+			}
+			if f.direct && f.insecure {
+				return fmt.Errorf("--insecure is for the kubelet at --kubelet-url; with --direct, name the node in --kubelet-insecure-skip-tls-verify")
 			}
 			if f.output != "text" && f.output != "json" {
 				return fmt.Errorf("--output %q: must be text or json", f.output)
@@ -116,7 +140,11 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 				if breaks == nil {
 					breaks = []audit.Result{}
 				}
-				if err := writeJSON(s, map[string]any{"kubeletVersion": v.Minor, "old": old.Name, "new": nw.Name, "changes": changes, "breaks": breaks, "warnings": allWarnings(f.warnings)}); err != nil {
+				out := map[string]any{"kubeletVersion": v.Minor, "old": old.Name, "new": nw.Name, "changes": changes, "breaks": breaks, "warnings": allWarnings(f.warnings)}
+				if f.cmdline != nil {
+					out["flags"] = f.cmdline
+				}
+				if err := writeJSON(s, out); err != nil {
 					return err
 				}
 			case f.unified:
@@ -124,14 +152,16 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 					return err
 				}
 				printBreaks(s, c.Breaks)
+				f.cmdline.print(s)
 			default:
 				printChanges(s, c.Changes)
 				printBreaks(s, c.Breaks)
+				f.cmdline.print(s)
 			}
 			if nw.Refused != nil {
 				return refusal(s, nw.Refused)
 			}
-			if len(c.Changes) > 0 {
+			if len(c.Changes) > 0 || (f.cmdline != nil && len(f.cmdline.Differs) > 0) {
 				return errCheckFailed
 			}
 			return nil
@@ -150,20 +180,44 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the kubelet's serving certificate (a self-signed kubelet), for --live")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "for --live: read /configz through the API server this kubeconfig names (\"\" with --node: $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.kubeContext, "context", "", "the kubeconfig context to use (default: its current context)")
-	fl.StringVar(&f.node, "node", "", "for --live through the API server: the node's name (default: this host's name)")
+	fl.StringVar(&f.node, "node", "", "for --live through the API server or --direct: the node's name (default: this host's name)")
+	fl.BoolVar(&f.direct, "direct", false, "for --live: read the kubelet on its own port at the address its Node reports, with the kubeconfig's credentials (no nodes/proxy; see deploy/rbac.yaml)")
+	fl.StringSliceVar(&f.insecureNodes, "kubelet-insecure-skip-tls-verify", nil, "with --direct: read these nodes' kubelets with their serving certificate unverified (self-signed kubelets)")
 	fl.StringVar(&f.toVersion, "to-version", "", "upgrade preflight: read the node's setup with this kubelet version")
 	return cmd
 }
 
-// configz reads the running kubelet's configuration, on its own port or
-// through the API server, and says where it read it.
-func (f *diffFlags) configz(ctx context.Context) ([]byte, string, error) {
-	if f.kubeconfig == "" && f.node == "" && f.kubeContext == "" {
-		raw, err := node.Configz(ctx, node.Live{URL: f.liveURL, ClientCert: f.liveCert, ClientKey: f.liveKey, CA: f.liveCA, Insecure: f.insecure})
-		return raw, f.liveURL, err
+// kubelet says how to read the running kubelet: on its port at
+// --kubelet-url, through the API server's node proxy, or (--direct) on its
+// port at the address its Node reports.
+func (f *diffFlags) kubelet(ctx context.Context, v *schema.Version) (*kubeletapi.Client, kubeletapi.Node, error) {
+	if f.kubeconfig == "" && f.node == "" && f.kubeContext == "" && !f.direct {
+		c, err := kubeletapi.NewLocal(strings.TrimSuffix(f.liveURL, "/configz"), f.liveCert, f.liveKey, f.liveCA, f.insecure)
+		return c, kubeletapi.Node{Version: v}, err
 	}
-	via := node.ViaAPIServer{Kubeconfig: f.kubeconfig, Context: f.kubeContext, Node: f.node}
-	return node.ConfigzViaAPIServer(ctx, via)
+	name, err := kubeletapi.NodeName(f.node)
+	if err != nil {
+		return nil, kubeletapi.Node{}, err
+	}
+	cfg, err := node.RESTConfig(f.kubeconfig, f.kubeContext)
+	if err != nil {
+		return nil, kubeletapi.Node{}, err
+	}
+	if !f.direct {
+		c, err := kubeletapi.New(cfg, kubeletapi.Options{Via: kubeletapi.Proxy})
+		return c, kubeletapi.Node{Name: name, Version: v}, err
+	}
+	core, err := kubeletapi.CoreClient(cfg)
+	if err != nil {
+		return nil, kubeletapi.Node{}, err
+	}
+	n, err := kubeletapi.GetNode(ctx, core, name)
+	if err != nil {
+		return nil, n, err
+	}
+	n.Version = v
+	c, err := kubeletapi.New(cfg, kubeletapi.Options{Via: kubeletapi.Direct, KubeletCA: f.liveCA, Insecure: f.insecureNodes})
+	return c, n, err
 }
 
 // sides picks the two configurations to compare.
@@ -172,7 +226,11 @@ func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, arg
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		raw, from, err := f.configz(ctx)
+		c, n, err := f.kubelet(ctx, v)
+		if err != nil {
+			return diff.Side{}, diff.Side{}, err
+		}
+		raw, from, err := c.Configz(ctx, n)
 		if err != nil {
 			return diff.Side{}, diff.Side{}, err
 		}
@@ -181,6 +239,10 @@ func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, arg
 			return diff.Side{}, diff.Side{}, err
 		}
 		nw, err := f.newSide(s, v, args)
+		if err != nil {
+			return running, nw, err
+		}
+		f.cmdline, err = readLiveFlags(ctx, c, n, raw, f.setup)
 		return running, nw, err
 	}
 	if len(args) == 0 {
@@ -211,6 +273,7 @@ func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (diff.S
 	if err != nil {
 		return diff.Side{}, err
 	}
+	f.setup = setup
 	return diff.SetupSide(setup)
 }
 

@@ -202,6 +202,20 @@ func (f *APIServer) answer(n Node, path string, w http.ResponseWriter) {
 	}
 }
 
+// nodeObject is the Node object of n.
+func (f *APIServer) nodeObject(n Node) corev1.Node {
+	obj := corev1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
+	obj.Status.NodeInfo.KubeletVersion = n.Version
+	if port, ok := f.kubelets[n.Name]; ok {
+		obj.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: n.Name}, {Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+		obj.Status.DaemonEndpoints.KubeletEndpoint.Port = port
+	}
+	if n.Ready != "" {
+		obj.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: n.Ready, Reason: "KubeletNotReady", Message: "container runtime is down"}}
+	}
+	return obj
+}
+
 func newAPIServer(t testing.TB, version string, configMap string, nodes []Node, kubelets bool) *APIServer {
 	t.Helper()
 	f := &APIServer{attempts: map[string]int{}, Direct: map[string]*atomic.Int32{}, kubelets: map[string]int32{}}
@@ -236,19 +250,18 @@ func newAPIServer(t testing.TB, version string, configMap string, nodes []Node, 
 				if !sel.Matches(labels.Set(n.Labels)) {
 					continue
 				}
-				obj := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
-				obj.Status.NodeInfo.KubeletVersion = n.Version
-				if port, ok := f.kubelets[n.Name]; ok {
-					obj.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: n.Name}, {Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
-					obj.Status.DaemonEndpoints.KubeletEndpoint.Port = port
-				}
-				if n.Ready != "" {
-					obj.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: n.Ready, Reason: "KubeletNotReady", Message: "container runtime is down"}}
-				}
-				list.Items = append(list.Items, obj)
+				list.Items = append(list.Items, f.nodeObject(n))
 			}
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(list)
+		case strings.HasPrefix(path, "/api/v1/nodes/") && !strings.Contains(strings.TrimPrefix(path, "/api/v1/nodes/"), "/"):
+			n, ok := byName[strings.TrimPrefix(path, "/api/v1/nodes/")]
+			if !ok {
+				ProxyError(404, fmt.Sprintf("nodes %q not found", strings.TrimPrefix(path, "/api/v1/nodes/")))(0, w)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(f.nodeObject(n))
 		case strings.HasPrefix(path, "/api/v1/nodes/") && strings.Contains(path, "/proxy/"):
 			name, sub, _ := strings.Cut(strings.TrimPrefix(path, "/api/v1/nodes/"), "/proxy")
 			n, ok := byName[name]
