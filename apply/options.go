@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -66,6 +67,12 @@ type Options struct {
 	// Configz, when set, reads the restarted kubelet's /configz: once it is
 	// stable it must serve the intended configuration.
 	Configz func(ctx context.Context) ([]byte, error)
+	// Statusz, when set, reads the kubelet's /statusz before the change and
+	// once the restarted one is stable: its start time must have moved and
+	// be the pinned process's (to the second), else the change is rolled
+	// back. A kubelet that does not serve it leaves the proof to the
+	// process (Outcome.Statusz says so).
+	Statusz func(ctx context.Context) (*kubeletapi.Status, error)
 	// Timeout is how long the restarted kubelet has to become healthy;
 	// StableFor how long it must then stay so, counted on top of Timeout.
 	Timeout   time.Duration
@@ -100,6 +107,9 @@ type Options struct {
 	// that passes now (audit.Breaks); without it such a change is refused.
 	AllowInsecure bool
 
+	// started says when a process started (default: /proc), for /statusz.
+	started func(pid int) time.Time
+
 	// probe reads the kubelet's health (default: its healthz).
 	probe func(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (ok bool, where string)
 }
@@ -122,6 +132,8 @@ type Outcome struct {
 	// Kubelet is the process confirmed (or the last one seen).
 	Kubelet *Proc         `json:"kubelet,omitempty"`
 	Checks  []CheckResult `json:"checks,omitempty"`
+	// Statusz is what the kubelet's /statusz says of the restart.
+	Statusz *StatuszProof `json:"statusz,omitempty"`
 	// KubeletVersion is the kubelet minor the change was judged for.
 	KubeletVersion string `json:"kubeletVersion"`
 	// Before and After are the effective configuration the kubelet runs
@@ -150,6 +162,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
+	}
+	if o.started == nil {
+		o.started = processStarted
 	}
 	if o.probe == nil {
 		o.probe = (&healthProbe{api: o.KubeletAPI, progress: o.progress}).probe

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 )
 
 // Phase is one named step of an apply. Its Run reads and changes the
@@ -48,12 +50,14 @@ var builtin = []struct {
 	{phase: pendingPhase{}, safety: true}, // no earlier apply left unrecovered
 	{phase: planPhase{}},                  // effective before and after, verdict, changes
 	{phase: gatePhase{}},                  // drain and CIS gates
+	{phase: startTimePhase{}},             // the kubelet's start time (/statusz) before the change
 	{phase: backupPhase{}, safety: true, hooks: true},
 	{phase: journalPhase{}, safety: true},
 	{phase: guardPhase{}, safety: true},
 	{phase: writePhase{}},
 	{phase: restartPhase{}, hooks: true},
 	{phase: watchPhase{}, safety: true},
+	{phase: statuszPhase{}}, // the restart proven by /statusz, where served
 	{phase: configzPhase{}, hooks: true},
 	{phase: confirmPhase{}, hooks: true},
 }
@@ -127,7 +131,11 @@ type Tx struct {
 	restart   restartState // the kubelet before the restart (restart)
 	restarted bool         // the kubelet was restarted on the new files
 	confirmed bool         // the change is confirmed: nothing left to undo
-	done      bool         // nothing (more) to do: the plan changes nothing
+	// statuszBefore is the kubelet's /statusz before the change, or why
+	// not (starttime).
+	statuszBefore    *kubeletapi.Status
+	statuszBeforeErr error
+	done             bool // nothing (more) to do: the plan changes nothing
 }
 
 // Plan is what the apply will do (nil before the plan phase).

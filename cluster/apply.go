@@ -18,10 +18,7 @@ type Options struct {
 	// uncordons it once it is healthy again.
 	Drain bool
 	DrainOptions
-	// VerifyConfigz reads the restarted kubelet's /configz through the API
-	// server's node proxy: a kubelet the API server cannot reach fails.
-	VerifyConfigz bool
-	Progress      io.Writer
+	Progress io.Writer
 }
 
 // Attach connects to the API server and makes o cluster-aware: the
@@ -42,14 +39,6 @@ func attach(o *apply.Options, n *Node, c Options) error {
 		return err
 	}
 	o.Checks = append(o.Checks, readyCheck{n}, leaseCheck{n})
-	if c.VerifyConfigz {
-		access := c.Access
-		access.Node = n.Name
-		o.Configz = func(ctx context.Context) ([]byte, error) {
-			raw, _, err := node.ConfigzViaAPIServer(ctx, access)
-			return raw, err
-		}
-	}
 	if !c.Drain {
 		return nil
 	}

@@ -176,6 +176,15 @@ func NewLocal(base, clientCert, clientKey, caFile string, insecure bool) (*Clien
 	return c, nil
 }
 
+// HTTP is the client's HTTP client for node's kubelet, with its
+// credentials (for another path of its API: the health watch's /healthz).
+func (c *Client) HTTP(node string) *http.Client {
+	if c.insecureAll || c.insecure[node] {
+		return c.unverified
+	}
+	return c.client
+}
+
 // Via says the client's way.
 func (c *Client) Via() Via { return c.via }
 

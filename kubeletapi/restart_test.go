@@ -18,7 +18,7 @@ func TestProveRestart(t *testing.T) {
 	}{
 		{"moved", st(t0, "1.37.2"), st(t0.Add(5*time.Second), "1.37.2"), t0.Add(5*time.Second + 300*time.Millisecond), true, "", "after the old kubelet's"},
 		{"same second, pinned", st(t0, "1.37.2"), st(t0, "1.37.2"), t0.Add(800 * time.Millisecond), false, "", "proven by the pinned process"},
-		{"same second, nothing pinned", st(t0, "1.37.2"), st(t0, "1.37.2"), time.Time{}, false, "no sign of a restart", ""},
+		{"same second, start of the pinned process unknown", st(t0, "1.37.2"), st(t0, "1.37.2"), time.Time{}, false, "", "proven by the pinned process"},
 		{"went back", st(t0, "1.37.2"), st(t0.Add(-time.Minute), "1.37.2"), time.Time{}, false, "before the old one", ""},
 		{"another process answers", st(t0, "1.37.2"), st(t0.Add(10*time.Second), "1.37.2"), t0.Add(30 * time.Second), false, "not the process kubeletcfg started", ""},
 		{"no old statusz", nil, st(t0, "1.37.2"), t0.Add(400 * time.Millisecond), true, "", "as the process kubeletcfg started"},

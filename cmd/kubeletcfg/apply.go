@@ -14,6 +14,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/apply"
 	"github.com/kubeletcfg/kubeletcfg/cluster"
 	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
@@ -39,7 +40,11 @@ type applyFlags struct {
 	configPath    string
 	keep          int
 	verify        bool
-	live          node.Live
+	live          localKubelet
+	// direct reads the kubelet (with --kubeconfig) on its own port at the
+	// address its Node reports; insecureNodes unverified.
+	direct        bool
+	insecureNodes []string
 	stableFor     time.Duration
 	output        string
 	cluster       cluster.Options
@@ -97,8 +102,15 @@ and nothing of this host is restarted unless --restart-command is given.
 With --kubeconfig the API server judges too: the restarted kubelet must turn
 its Node Ready with a heartbeat after the restart and renew its Lease
 (kube-node-lease/NODE) within --health-timeout, or the change is rolled back;
---verify-configz then reads /configz through the API server's node proxy, so a
-kubelet the API server cannot reach fails. --drain cordons the node and evicts
+--verify-configz then reads /configz through the API server's node proxy (get
+nodes/proxy: as much as exec in the node's containers), so a kubelet the API
+server cannot reach fails; with --direct on the kubelet's own port at the
+address its Node reports (get nodes, nodes/configz, nodes/statusz: the
+ClusterRole in deploy/rbac.yaml). Where the kubelet serves /statusz (1.33+,
+on by default from 1.36) and apply has a way in (--kubeconfig, or
+--client-cert, --kubelet-ca or --insecure for --kubelet-url), its start time
+before and after proves the restart besides the pinned process: a kubelet
+whose /statusz contradicts the process is rolled back. --drain cordons the node and evicts
 its pods first, by kubectl drain's rules; the node is uncordoned only once it is
 healthy (after a rollback, once the old configuration is), and a node cordoned
 before stays cordoned. Progress goes to stderr, with the time since the start.
@@ -179,6 +191,12 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if err := f.checkNonNegative(); err != nil {
 		return err
 	}
+	if len(f.insecureNodes) > 0 && !f.direct {
+		return fmt.Errorf("--kubelet-insecure-skip-tls-verify goes with --direct (the kubelet at --kubelet-url: --insecure)")
+	}
+	if f.direct && f.cluster.Access.Kubeconfig == "" {
+		return fmt.Errorf("--direct needs --kubeconfig: the Node says where its kubelet listens")
+	}
 	if f.fromMigrate {
 		return runApplyMigration(cmd, s, f, args)
 	}
@@ -231,11 +249,13 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory: lock, journal, backups (default "+apply.DefaultStateDir+", inside --root when given)")
 	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
 	fl.BoolVar(&f.verify, "verify-configz", false, "once stable, the kubelet's /configz must serve the intended configuration (else roll back)")
-	fl.StringVar(&f.live.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz")
+	fl.StringVar(&f.live.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz (and its /statusz beside it)")
 	fl.StringVar(&f.live.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --verify-configz and the health watch")
 	fl.StringVar(&f.live.ClientKey, "client-key", "", "key of --client-cert")
 	fl.StringVar(&f.live.CA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --verify-configz")
-	fl.BoolVar(&f.live.Insecure, "insecure", false, "do not verify the kubelet's serving certificate, for --verify-configz")
+	fl.BoolVar(&f.live.Insecure, "insecure", false, "do not verify the kubelet's serving certificate at --kubelet-url, for --verify-configz")
+	fl.BoolVar(&f.direct, "direct", false, "with --kubeconfig: read /configz and /statusz on the kubelet's own port at the address its Node reports (no nodes/proxy; see deploy/rbac.yaml)")
+	fl.StringSliceVar(&f.insecureNodes, "kubelet-insecure-skip-tls-verify", nil, "with --direct: read this node's kubelet with its serving certificate unverified (a self-signed kubelet), by name")
 	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
 	fl.DurationVar(&f.stableFor, "stable-for", apply.DefaultStableFor, "how long it must then stay healthy, the same process, counted after --health-timeout's budget (see above for the default)")
 	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
@@ -249,13 +269,82 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.Int64Var(&c.GracePeriodSeconds, "grace-period", -1, "with --drain: seconds each evicted pod has to stop (-1: the pod's own terminationGracePeriodSeconds)")
 }
 
-// configz reads the kubelet's /configz when --verify-configz asks for it.
-func (f *applyFlags) configz() func(context.Context) ([]byte, error) {
-	if !f.verify {
-		return nil
+// localKubelet says how to reach the node's kubelet on its own port.
+type localKubelet struct {
+	URL, ClientCert, ClientKey, CA string
+	Insecure                       bool
+}
+
+// given says the operator gave a way in.
+func (l localKubelet) given() bool { return l.ClientCert != "" || l.CA != "" || l.Insecure }
+
+// kubelet wires the kubelet's API into o: /configz for --verify-configz,
+// /statusz for the restart's proof, the authenticated /healthz for the
+// watch. With --kubeconfig the kubelet is read through the API server's
+// node proxy, or with --direct on its port at its Node's address; without,
+// at --kubelet-url with the credentials given.
+func (f *applyFlags) kubelet(ctx context.Context, o *apply.Options) error {
+	var c *kubeletapi.Client
+	var n kubeletapi.Node
+	var err error
+	if f.live.given() {
+		local, err := kubeletapi.NewLocal(strings.TrimSuffix(f.live.URL, "/configz"), f.live.ClientCert, f.live.ClientKey, f.live.CA, f.live.Insecure)
+		if err != nil {
+			return err
+		}
+		o.KubeletAPI = local.HTTP("")
+		c, n = local, kubeletapi.Node{Version: o.Setup.Version}
 	}
-	live := f.live
-	return func(ctx context.Context) ([]byte, error) { return node.Configz(ctx, live) }
+	if f.cluster.Access.Kubeconfig != "" {
+		cfg, err := node.RESTConfig(f.cluster.Access.Kubeconfig, f.cluster.Access.Context)
+		if err != nil {
+			return err
+		}
+		n = kubeletapi.Node{Name: f.node, Version: o.Setup.Version}
+		via := kubeletapi.Proxy
+		if f.direct {
+			via = kubeletapi.Direct
+			core, err := kubeletapi.CoreClient(cfg)
+			if err != nil {
+				return err
+			}
+			if n, err = kubeletapi.GetNode(ctx, core, f.node); err != nil {
+				return err
+			}
+			n.Version = o.Setup.Version
+		}
+		if c, err = kubeletapi.New(cfg, kubeletapi.Options{Via: via, KubeletCA: f.directCA(), Insecure: f.insecureNodes}); err != nil {
+			return err
+		}
+	}
+	if c == nil {
+		if f.verify {
+			// No credentials: the kubelet's port as any HTTPS client.
+			if c, err = kubeletapi.NewLocal(strings.TrimSuffix(f.live.URL, "/configz"), "", "", "", false); err != nil {
+				return err
+			}
+			n = kubeletapi.Node{Version: o.Setup.Version}
+		} else {
+			return nil
+		}
+	}
+	if f.verify {
+		o.Configz = func(ctx context.Context) ([]byte, error) {
+			raw, _, err := c.Configz(ctx, n)
+			return raw, err
+		}
+	}
+	o.Statusz = func(ctx context.Context) (*kubeletapi.Status, error) { return c.Statusz(ctx, n) }
+	return nil
+}
+
+// directCA is the CA that verifies the kubelet on --direct: --kubelet-ca
+// (else the kubeconfig's cluster CA).
+func (f *applyFlags) directCA() string {
+	if f.direct {
+		return f.live.CA
+	}
+	return ""
 }
 
 // runApplyMigration applies kubeletcfg migrate's result to the node: the
@@ -271,7 +360,7 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	migration := func(ctx context.Context, o apply.Options) (*apply.Outcome, error) {
 		return apply.RunMigration(ctx, setup, f.configPath, o)
 	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node}, migration)
+	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup}, migration)
 }
 
 // applyWith runs an apply (run: apply.Run or apply.RunMigration) with the
@@ -279,21 +368,20 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, run func(context.Context, apply.Options) (*apply.Outcome, error)) error {
 	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
 	o.AllowInsecure = f.allowInsecure
-	o.KubeletLog, o.KeepBackups, o.Configz, o.StartGuard, o.StateDir = f.logFile, f.keep, f.configz(), f.startGuard, f.stateDir
+	o.KubeletLog, o.KeepBackups, o.StartGuard, o.StateDir = f.logFile, f.keep, f.startGuard, f.stateDir
 	o.Timeout, o.StableFor, o.Progress = f.timeout, f.stableFor, s.ErrOut
-	if f.live.ClientCert != "" || f.live.CA != "" || f.live.Insecure {
-		client, err := f.live.Client()
-		if err != nil {
-			return err
-		}
-		o.KubeletAPI = client
-	}
+
 	if f.cluster.Drain && f.cluster.Access.Kubeconfig == "" {
 		return fmt.Errorf("--drain needs --kubeconfig")
 	}
 	if f.cluster.Access.Kubeconfig != "" && !f.dryRun {
-		f.cluster.Access.Node, f.cluster.VerifyConfigz, f.cluster.Progress = f.node, f.verify, s.ErrOut
+		f.cluster.Access.Node, f.cluster.Progress = f.node, s.ErrOut
 		if err := cluster.Attach(&o, f.cluster); err != nil {
+			return err
+		}
+	}
+	if !f.dryRun {
+		if err := f.kubelet(cmd.Context(), &o); err != nil {
 			return err
 		}
 	}
@@ -325,6 +413,9 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 			}
 			for _, c := range out.Checks {
 				fmt.Fprintf(s.Out, "%s: %s\n", c.Name, c.Answer.Detail)
+			}
+			if out.Statusz != nil {
+				fmt.Fprintf(s.Out, "statusz: %s\n", out.Statusz)
 			}
 		}
 	}

@@ -79,3 +79,17 @@ func TestDiffLiveDirectFlags(t *testing.T) {
 		}
 	}
 }
+
+// apply's ways to the kubelet: --direct needs the Node (--kubeconfig), the
+// per-node insecure flag goes with --direct.
+func TestApplyKubeletAccessUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"apply", "--node", "n1", "-f", "x.yaml", "--dry-run", "--direct"},
+		{"apply", "--node", "n1", "-f", "x.yaml", "--dry-run", "--kubelet-insecure-skip-tls-verify", "n1"},
+	} {
+		code, _, errOut := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errOut, "--direct") {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
+	}
+}
