@@ -347,12 +347,18 @@ func (c *Client) classify(ctx context.Context, n Node, err error) (Reason, strin
 		return Failed, ctx.Err().Error()
 	case errors.As(err, &ue):
 		msg := "the serving certificate is not signed by " + c.ca
-		if cert := ue.Cert; cert != nil && bytes.Equal(cert.RawIssuer, cert.RawSubject) {
-			msg = fmt.Sprintf("the serving certificate is self-signed (%q: the kubelet makes its own unless serverTLSBootstrap is on and its CSR approved)", cert.Subject.CommonName)
+		if selfSigned(ue.Cert) {
+			msg = selfSignedMsg(ue.Cert)
 		}
-		return TLS, msg + fmt.Sprintf("; give --kubelet-ca FILE with its signer, or --kubelet-insecure-skip-tls-verify %s to read it unverified", n.Name)
+		return TLS, msg + c.choices(n)
 	case errors.As(err, &he):
-		return TLS, fmt.Sprintf("the serving certificate is not valid for %s: %v", n.Address, he)
+		// Go checks the name before the signer: a self-signed kubelet
+		// certificate names no address.
+		msg := fmt.Sprintf("the serving certificate is not valid for %s (%v)", n.Address, he)
+		if selfSigned(he.Certificate) {
+			msg = selfSignedMsg(he.Certificate) + ", and names no address " + n.Address
+		}
+		return TLS, msg + c.choices(n)
 	case errors.As(err, &ce):
 		return TLS, "the serving certificate: " + ce.Error()
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -365,6 +371,22 @@ func (c *Client) classify(ctx context.Context, n Node, err error) (Reason, strin
 		return TLS, err.Error()
 	}
 	return Failed, err.Error()
+}
+
+func selfSigned(cert *x509.Certificate) bool {
+	return cert != nil && bytes.Equal(cert.RawIssuer, cert.RawSubject)
+}
+
+func selfSignedMsg(cert *x509.Certificate) string {
+	return fmt.Sprintf("the serving certificate is self-signed (%q: the kubelet makes its own unless serverTLSBootstrap is on and its CSR approved)", cert.Subject.CommonName)
+}
+
+// choices says what verifies, or skips verifying, node n's certificate.
+func (c *Client) choices(n Node) string {
+	if c.base != nil {
+		return "; give --kubelet-ca FILE with its signer, or --insecure to read it unverified"
+	}
+	return fmt.Sprintf("; give --kubelet-ca FILE with its signer, or --kubelet-insecure-skip-tls-verify %s to read it unverified", n.Name)
 }
 
 // refusal says why the kubelet or the API server answered other than 200.
