@@ -373,8 +373,18 @@ func (c *Client) classify(ctx context.Context, n Node, err error) (Reason, strin
 	return Failed, err.Error()
 }
 
+// selfSigned says a certificate signs itself, or is one the kubelet makes
+// at start without a serving certificate (client-go's
+// GenerateSelfSignedCertKey: HOST@TIME signed by its own HOST-ca@TIME).
 func selfSigned(cert *x509.Certificate) bool {
-	return cert != nil && bytes.Equal(cert.RawIssuer, cert.RawSubject)
+	if cert == nil {
+		return false
+	}
+	if bytes.Equal(cert.RawIssuer, cert.RawSubject) {
+		return true
+	}
+	host, at, ok := strings.Cut(cert.Subject.CommonName, "@")
+	return ok && cert.Issuer.CommonName == host+"-ca@"+at
 }
 
 func selfSignedMsg(cert *x509.Certificate) string {

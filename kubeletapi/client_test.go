@@ -248,17 +248,18 @@ func TestDirectCertificateChoices(t *testing.T) {
 		t.Errorf("Verified(worker-3): %q", got)
 	}
 
-	// As the kubelet makes it: self-signed, no IP address in it (Go checks
-	// the name first).
-	bare := (*ca)(nil).serving(t, "worker-4@1700000000")
-	leaf, _ := x509.ParseCertificate(bare.Certificate[0])
+	// As the kubelet makes it: worker-4@TIME signed by its own
+	// worker-4-ca@TIME, no IP address in it (Go checks the name first).
+	own := newCA(t, "worker-4-ca@1700000000")
+	made := own.serving(t, "worker-4@1700000000")
+	leaf, _ := x509.ParseCertificate(made.Certificate[0])
 	leaf.IPAddresses = nil
-	key := bare.PrivateKey.(*ecdsa.PrivateKey)
-	der, err := x509.CreateCertificate(rand.Reader, leaf, leaf, &key.PublicKey, key)
+	key := made.PrivateKey.(*ecdsa.PrivateKey)
+	der, err := x509.CreateCertificate(rand.Reader, leaf, own.cert, &key.PublicKey, own.key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host4, port4, _ := kubelet(t, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, realKubelet(t))
+	host4, port4, _ := kubelet(t, tls.Certificate{Certificate: [][]byte{der, own.cert.Raw}, PrivateKey: key}, realKubelet(t))
 	c, _ = New(restConfig(cluster.pem), Options{Via: Direct})
 	_, _, err = c.Configz(ctx, nodeAt(t, "worker-4", "1.37", host4, port4))
 	if e := reason(t, err, TLS); !strings.Contains(e.Message, "self-signed") || !strings.Contains(e.Message, "--kubelet-insecure-skip-tls-verify worker-4") {
