@@ -250,7 +250,7 @@ func TestDirectCertificateChoices(t *testing.T) {
 
 	// As the kubelet makes it: worker-4@TIME signed by its own
 	// worker-4-ca@TIME, no IP address in it (Go checks the name first).
-	own := newCA(t, "worker-4-ca@1700000000")
+	own := newCA(t, "worker-4-ca@1700000001") // a second later than the CA
 	made := own.serving(t, "worker-4@1700000000")
 	leaf, _ := x509.ParseCertificate(made.Certificate[0])
 	leaf.IPAddresses = nil
