@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -122,5 +123,31 @@ func TestScanDirectWithFlags(t *testing.T) {
 	}
 	if got := byName(rep); len(got["b-0"].Flags) != 4 || rep.Via != "proxy" {
 		t.Errorf("through the proxy: %+v", got["b-0"])
+	}
+}
+
+// A node's error body is the node's (or its proxy's) word: it goes into
+// the report bounded and escaped, never as terminal control sequences or
+// megabytes.
+func TestUnreadableMessageIsBoundedAndEscaped(t *testing.T) {
+	body := "\x1b[2J\x1b]0;owned\x07" + strings.Repeat("x", 4<<20)
+	status, _ := json.Marshal(map[string]string{"kind": "Status", "message": body})
+	for _, b := range []string{body, string(status)} {
+		api := fleettest.NewAPIServer(t, "v1.37.2", "", []fleettest.Node{{Name: "evil", Version: "v1.37.2", Ready: "True",
+			Answer: func(_ int, w http.ResponseWriter) {
+				w.WriteHeader(http.StatusBadGateway)
+				w.Write([]byte(b))
+			}}})
+		rep, err := Scan(context.Background(), Options{Kubeconfig: api.Kubeconfig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := rep.Nodes[0].Unreadable
+		// Shown escaped: by kubeletcfg (\x1b), or as the JSON of a Status
+		// too long to read whole (\u001b).
+		if u == nil || len(u.Message) > 1024 || strings.ContainsAny(u.Message, "\x1b\x07") ||
+			!(strings.Contains(u.Message, `\x1b[2J`) || strings.Contains(u.Message, `\u001b[2J`)) {
+			t.Errorf("a %d-byte body: %+v", len(b), u)
+		}
 	}
 }

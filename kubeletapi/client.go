@@ -33,6 +33,7 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -269,6 +270,9 @@ type Access struct {
 	NotServed string
 }
 
+// maxRefusal is how much of a refusal's body is read.
+const maxRefusal = 64 << 10
+
 // answer is a 200 OK.
 type answer struct {
 	body        []byte
@@ -311,6 +315,12 @@ func (c *Client) get(ctx context.Context, n Node, path, accept string, limit int
 		return nil, fail(reason, 0, msg, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		// A refusal's body says why; its first bytes are enough.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusal))
+		reason, msg := c.refusal(n, path, resp.StatusCode, resp.Status, body)
+		return nil, fail(reason, resp.StatusCode, msg, nil)
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		reason, msg := c.classify(ctx, n, err)
@@ -318,10 +328,6 @@ func (c *Client) get(ctx context.Context, n Node, path, accept string, limit int
 	}
 	if int64(len(body)) > limit {
 		return nil, fail(TooLarge, resp.StatusCode, fmt.Sprintf("the answer is larger than %d bytes", limit), nil)
-	}
-	if resp.StatusCode != http.StatusOK {
-		reason, msg := c.refusal(n, path, resp.StatusCode, resp.Status, body)
-		return nil, fail(reason, resp.StatusCode, msg, nil)
 	}
 	if c.via == Direct && resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
 		// A certificate the cluster signed names its node: a kubelet
@@ -461,27 +467,31 @@ func tlsTrouble(lower string) bool {
 	return false
 }
 
-// snippet is at most 512 bytes of an answer, control characters escaped.
+// snippet is at most 512 bytes of an answer, the node's word: control
+// characters and invalid bytes escaped (\x1b), the rest counted.
 func snippet(b []byte) string {
 	const max = 512
-	cut := len(b) > max
-	if cut {
-		b = b[:max]
-	}
-	s := strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return ' '
+	s := strings.TrimSpace(string(b))
+	var out strings.Builder
+	i := 0
+	for i < len(s) && out.Len() < max {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&out, `\x%02x`, s[i])
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&out, `\x%02x`, r)
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == 0x2028 || r == 0x2029:
+			fmt.Fprintf(&out, `\u%04x`, r)
+		default:
+			out.WriteString(s[i : i+size])
 		}
-		if unicode.IsControl(r) || r == unicode.ReplacementChar {
-			return '?'
-		}
-		return r
-	}, strings.ToValidUTF8(string(b), "?"))
-	s = strings.TrimSpace(s)
-	if cut {
-		s += "..."
+		i += size
 	}
-	return s
+	if i < len(s) {
+		fmt.Fprintf(&out, "... (%d more bytes)", len(s)-i)
+	}
+	return out.String()
 }
 
 // Reason is why a read failed.

@@ -349,7 +349,8 @@ func TestRefusals(t *testing.T) {
 		if (needs == "get nodes/proxy") != strings.Contains(e.Note, "nodes/proxy only") {
 			t.Errorf("kubelet %s: note %q", minor, e.Note)
 		}
-		if len(e.Message) > 600 || strings.ContainsAny(e.Message, "\x1b\n") || !strings.Contains(e.Message, "subresource(s)=[configz proxy]") {
+		if len(e.Message) > 600 || strings.ContainsAny(e.Message, "\x1b\n") || !strings.Contains(e.Message, "subresource(s)=[configz proxy]") ||
+			!strings.Contains(e.Message, `\x1b[31m`) || !strings.Contains(e.Message, "more bytes)") {
 			t.Errorf("kubelet %s: message not bounded and escaped: %q", minor, e.Message)
 		}
 	}
