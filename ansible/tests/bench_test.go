@@ -29,7 +29,7 @@ import (
 // ran (the module, kubeletcfg) per host: what the controller and node spend,
 // whatever else loads the machine.
 func BenchmarkNoChange(b *testing.B) {
-	e := harness.Setup(b, repo, b.TempDir())
+	e := env
 	sample, err := os.ReadFile(filepath.Join(repo, "testdata/nodes/kubeadm-1.31/var/lib/kubelet/config.yaml"))
 	if err != nil {
 		b.Fatal(err)

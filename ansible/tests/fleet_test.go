@@ -1,12 +1,9 @@
 //go:build ansible
 
-// The collection with the real ansible-playbook (Debian's ansible-core),
-// against four hosts on this machine: `make ansible-test`.
 package tests
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,17 +17,15 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/ansible/tests/harness"
 )
 
-const repo = "../.."
-
 func TestDocRenders(t *testing.T) {
-	e := harness.Setup(t, repo, t.TempDir())
+	e := env
 	cmd := exec.Command("ansible-doc", "kubeletcfg.kubelet.kubelet_config")
 	cmd.Env = e.Environ(filepath.Join(e.Dir, "record"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("ansible-doc: %v\n%s", err, out)
 	}
-	for _, want := range []string{"restart_command", "check_mode", "diff_mode", "EXAMPLES", "RETURN VALUES", "rolled_back", "restart_to_healthy_s"} {
+	for _, want := range []string{"restart_command", "check_mode", "diff_mode", "EXAMPLES", "RETURN VALUES", "rolled_back", "restart_to_healthy_s", "config_patch", "async"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("ansible-doc output lacks %q", want)
 		}
@@ -43,9 +38,11 @@ func TestDocRenders(t *testing.T) {
 }
 
 // TestFleet rolls changes over four stand-in nodes with the collection's
-// rollout playbook: a canary, then batches of two.
+// rollout playbook: a canary, then batches of two (from the inventory's
+// group variables).
 func TestFleet(t *testing.T) {
-	e := harness.Setup(t, repo, t.TempDir())
+	e := env
+	calls := e.FakeKubectl(t)
 	sample, err := os.ReadFile(filepath.Join(repo, "testdata/nodes/kubeadm-1.31/var/lib/kubelet/config.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +56,7 @@ func TestFleet(t *testing.T) {
 		roots[n] = vars["kubelet_root"].(string)
 		hosts = append(hosts, harness.Host{Name: n, Vars: vars})
 	}
-	inv := e.Inventory(t, hosts)
+	inv := e.GroupInventory(t, hosts, map[string]any{"kubelet_batch": 2, "kubelet_canary": 1, "kubelet_drain": false})
 	config := func(t *testing.T, yamlText string) map[string]any {
 		raw, err := yaml.YAMLToJSON([]byte(yamlText))
 		if err != nil {
@@ -73,9 +70,33 @@ func TestFleet(t *testing.T) {
 	}
 	changed := base + "containerLogMaxSize: 20Mi\n"
 	rollout := func(t *testing.T, vars map[string]any, args ...string) *harness.Run {
-		vars["kubelet_batch"] = 2
-		vars["kubelet_drain"] = false
 		return e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", vars, args...)
+	}
+	// summary is the rollout's closing summary: outcome -> hosts.
+	summary := func(t *testing.T, r *harness.Run) map[string][]string {
+		t.Helper()
+		var out map[string][]string
+		for _, ev := range r.Events {
+			if strings.HasPrefix(ev.Task, "Summarize the rollout") && ev.Status == "ok" {
+				raw, _ := json.Marshal(ev.Result["msg"])
+				if err := json.Unmarshal(raw, &out); err != nil {
+					t.Fatalf("the summary: %v\n%s", err, ev)
+				}
+			}
+		}
+		if out == nil {
+			t.Errorf("no summary at the end of the rollout:\n%s", r.Output)
+		}
+		return out
+	}
+	wantSummary := func(t *testing.T, r *harness.Run, want map[string][]string) {
+		t.Helper()
+		got := summary(t, r)
+		for _, k := range []string{"changed", "unchanged", "rolled_back", "refused", "not_reached"} {
+			if strings.Join(got[k], ",") != strings.Join(want[k], ",") {
+				t.Errorf("summary %s: %v, want %v", k, got[k], want[k])
+			}
+		}
 	}
 	files := func() map[string]string {
 		out := map[string]string{}
@@ -104,12 +125,23 @@ func TestFleet(t *testing.T) {
 
 	t.Run("check and diff mode change nothing and report the change", func(t *testing.T) {
 		before, started := files(), restarts()
-		r := rollout(t, map[string]any{"kubelet_config": config(t, changed)}, "--check", "--diff")
+		r := rollout(t, map[string]any{"kubelet_config": config(t, changed), "kubelet_keep_backups": 7, "kubelet_drain_timeout": 9,
+			"kubelet_url": "https://127.0.0.1:10250/configz", "kubelet_unit": "kubelet.service"}, "--check", "--diff")
 		if r.Code != 0 {
 			t.Fatalf("exit %d\n%s", r.Code, r.Output)
 		}
 		for _, n := range names {
+			if plan := r.One(t, n, "Plan the change"); plan.Changed() {
+				t.Errorf("the plan of %s counts as a change:\n%s", n, plan)
+			}
+			if st := r.Stats[n]; st["changed"] != 1 {
+				t.Errorf("%s: %d changes in the recap, want one (%v)", n, st["changed"], st)
+			}
 			ev := r.One(t, n, "Apply the change")
+			args, _ := ev.Result["invocation"].(map[string]any)["module_args"].(map[string]any)
+			if args["keep_backups"] != 7.0 || args["drain_timeout"] != 9.0 || args["kubelet_url"] == nil || args["unit"] != "kubelet.service" {
+				t.Errorf("%s: the playbook's variables did not reach the module: %v", n, args)
+			}
 			changes, _ := ev.Result["changes"].([]any)
 			if !ev.Changed() || len(changes) != 1 || !strings.Contains(ev.String(), `"path":"containerLogMaxSize"`) || !strings.Contains(ev.String(), `"classes":["restart"]`) {
 				t.Errorf("check mode on %s: want changed and one classified change of containerLogMaxSize:\n%s", n, ev)
@@ -130,6 +162,7 @@ func TestFleet(t *testing.T) {
 		if got := restarts(); got["node-1"] != started["node-1"] {
 			t.Errorf("check mode restarted the kubelet: %v -> %v", started, got)
 		}
+		wantSummary(t, r, map[string][]string{"changed": names})
 	})
 
 	t.Run("a change applied on all hosts in batches", func(t *testing.T) {
@@ -142,6 +175,9 @@ func TestFleet(t *testing.T) {
 			ev := r.One(t, n, "Apply the change")
 			if !ev.Changed() || ev.Result["backup_file"] == nil || ev.Result["kubelet_version"] != "1.31" || ev.Result["rolled_back"] != false {
 				t.Errorf("%s: want changed, a backup, kubelet 1.31, not rolled back:\n%s", n, ev)
+			}
+			if !ev.Become {
+				t.Errorf("%s: the change ran without become", n)
 			}
 			b, _ := os.ReadFile(filepath.Join(roots[n], "var/lib/kubelet/config.yaml"))
 			if !strings.Contains(string(b), "containerLogMaxSize: 20Mi") {
@@ -156,8 +192,9 @@ func TestFleet(t *testing.T) {
 		planned := func(n string) int { return r.Index(n, "Plan the change") }
 		if !(applied("node-1") < planned("node-2") && planned("node-3") < applied("node-2") &&
 			applied("node-2") < planned("node-4") && applied("node-3") < planned("node-4")) {
-			t.Errorf("not canary, then batches of two:\n%s", r.Output)
+			t.Errorf("not canary, then batches of two (kubelet_batch in the group's variables):\n%s", r.Output)
 		}
+		wantSummary(t, r, map[string][]string{"changed": names})
 	})
 
 	t.Run("the same configuration again changes nothing", func(t *testing.T) {
@@ -180,10 +217,16 @@ func TestFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, started := files(), restarts()
-		r := rollout(t, map[string]any{"kubelet_config_src": src})
+		// -e kubelet_batch wins over the group's variable: batches of 3.
+		r := rollout(t, map[string]any{"kubelet_config_src": src, "kubelet_batch": 3})
 		if r.Code != 0 {
 			t.Fatalf("exit %d\n%s", r.Code, r.Output)
 		}
+		if !(r.Index("node-1", "Apply the change") < r.Index("node-2", "Plan the change") &&
+			r.Index("node-4", "Plan the change") < r.Index("node-2", "Apply the change")) {
+			t.Errorf("not canary, then one batch of three (-e kubelet_batch):\n%s", r.Output)
+		}
+		wantSummary(t, r, map[string][]string{"unchanged": names})
 		for _, n := range names {
 			if ev := r.One(t, n, "Apply the change"); ev.Changed() || ev.Msg() != "no change" {
 				t.Errorf("second run on %s: want changed false, no change:\n%s", n, ev)
@@ -213,6 +256,7 @@ func TestFleet(t *testing.T) {
 			}
 		}
 		same(t, "an invalid configuration", before, files())
+		wantSummary(t, r, map[string][]string{"refused": names[:1], "not_reached": names[1:]})
 	})
 
 	t.Run("a change that makes a CIS check fail is refused without allow_insecure", func(t *testing.T) {
@@ -227,8 +271,8 @@ func TestFleet(t *testing.T) {
 			t.Errorf("the plan: want the broken check returned and warned about:\n%s", plan)
 		}
 		ev := r.One(t, "node-1", "Apply the change")
-		if ev.Status != "failed" || ev.Changed() || !strings.Contains(ev.Msg(), "--allow-insecure") {
-			t.Errorf("the canary: want refused, not changed, naming --allow-insecure:\n%s", ev)
+		if ev.Status != "failed" || ev.Changed() || !strings.Contains(ev.Msg(), "allow_insecure") {
+			t.Errorf("the canary: want refused, not changed, naming allow_insecure:\n%s", ev)
 		}
 		for _, n := range names[1:] {
 			if evs := r.Of(n, ""); len(evs) != 0 {
@@ -242,7 +286,6 @@ func TestFleet(t *testing.T) {
 		before := files()
 		kubeconfig := filepath.Join(e.Dir, "no-such-kubeconfig")
 		vars := map[string]any{"kubelet_config": config(t, changed+"cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n")}
-		vars["kubelet_batch"] = 2
 		vars["kubelet_drain"] = true
 		vars["kubelet_kubeconfig"] = kubeconfig
 		r := e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", vars)
@@ -294,81 +337,78 @@ func TestFleet(t *testing.T) {
 				t.Errorf("%s was touched", n)
 			}
 		}
+		wantSummary(t, r, map[string][]string{"rolled_back": names[:1], "not_reached": names[1:]})
+	})
+
+	// Without kubelet_kubeconfig the playbook drains with kubectl on the
+	// controller, and whatever happens never leaves a node cordoned that it
+	// cordoned: a change that needs the drain and kills the kubelet is
+	// rolled back, and the node is uncordoned.
+	drainChange := changed + "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n"
+	t.Run("kubectl's drain: a rolled-back node is uncordoned, emptyDir data kept by default", func(t *testing.T) {
+		kills := strings.Replace(drainChange, "cgroupDriver: cgroupfs", "cgroupDriver: systemd", 1)
+		r := rollout(t, map[string]any{"kubelet_config": config(t, kills), "kubelet_drain": true})
+		if r.Code == 0 {
+			t.Fatalf("exit 0 for a change that kills the kubelet\n%s", r.Output)
+		}
+		if ev := r.One(t, "node-1", "Apply the change"); ev.Result["rolled_back"] != true {
+			t.Errorf("the canary: want rolled back:\n%s", ev)
+		}
+		log, _ := os.ReadFile(calls)
+		if !strings.Contains(string(log), "drain node-1 --ignore-daemonsets") || strings.Contains(string(log), "--delete-emptydir-data") {
+			t.Errorf("kubectl: want a drain of node-1 without --delete-emptydir-data:\n%s", log)
+		}
+		if e.Cordoned("node-1") {
+			t.Errorf("node-1 left cordoned after its rollback; kubectl calls:\n%s", log)
+		}
+		wantSummary(t, r, map[string][]string{"rolled_back": names[:1], "not_reached": names[1:]})
+	})
+	t.Run("kubectl's drain: a node the operator cordoned stays cordoned", func(t *testing.T) {
+		e.Cordon(t, "node-1")
+		defer e.Uncordon(t, "node-1")
+		r := rollout(t, map[string]any{"kubelet_config": config(t, drainChange), "kubelet_drain": true, "kubelet_delete_emptydir_data": true, "kubelet_batch": 3})
+		if r.Code != 0 {
+			t.Fatalf("exit %d\n%s", r.Code, r.Output)
+		}
+		log, _ := os.ReadFile(calls)
+		if !strings.Contains(string(log), "drain node-2 --ignore-daemonsets --delete-emptydir-data") {
+			t.Errorf("kubectl: want --delete-emptydir-data with kubelet_delete_emptydir_data:\n%s", log)
+		}
+		if !e.Cordoned("node-1") {
+			t.Error("the playbook uncordoned node-1, which the operator had cordoned")
+		}
+		for _, n := range names[1:] {
+			if e.Cordoned(n) {
+				t.Errorf("%s left cordoned", n)
+			}
+		}
+		wantSummary(t, r, map[string][]string{"changed": names})
 	})
 }
 
-// TestInstallRoleAndMissingBinary: the install role puts the binary from the
-// controller on the node, and the module uses it; without a binary, or with
-// one too old to speak JSON, the task fails saying how to install it.
-func TestInstallRoleAndMissingBinary(t *testing.T) {
-	e := harness.Setup(t, repo, t.TempDir())
-	if out, err := exec.Command("ansible-galaxy", "collection", "build", "--output-path", e.Dir, filepath.Join(repo, "ansible")).CombinedOutput(); err != nil {
-		t.Errorf("ansible-galaxy collection build: %v\n%s", err, out)
+// TestBuild: the collection builds with ansible-galaxy, and the artifact
+// carries the licence.
+func TestBuild(t *testing.T) {
+	out, err := exec.Command("ansible-galaxy", "collection", "build", "--force", "--output-path", env.Dir, filepath.Join(repo, "ansible")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ansible-galaxy collection build: %v\n%s", err, out)
 	}
-	sample, err := os.ReadFile(filepath.Join(repo, "testdata/nodes/kubeadm-1.31/var/lib/kubelet/config.yaml"))
+	tarballs, _ := filepath.Glob(filepath.Join(env.Dir, "kubeletcfg-kubelet-*.tar.gz"))
+	if len(tarballs) != 1 {
+		t.Fatalf("built %v", tarballs)
+	}
+	list, err := exec.Command("tar", "tzf", tarballs[0]).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := e.StandIn(t, "node-1", string(sample))
-	installed := filepath.Join(e.Dir, "node-bin", "kubeletcfg")
-	old := filepath.Join(e.Dir, "old-kubeletcfg")
-	// A kubeletcfg from before apply spoke JSON, as cobra refuses the flag.
-	if err := os.WriteFile(old, []byte("#!/bin/sh\necho \"Error: unknown shorthand flag: 'o' in -o\" >&2\nexit 2\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(installed), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	inv := e.Inventory(t, []harness.Host{{Name: "node-1", Vars: vars}})
-	play := filepath.Join(e.Dir, "install.yml")
-	task := `
-      kubeletcfg.kubelet.kubelet_config:
-        config: {maxPods: 120}
-        root: "{{ kubelet_root }}"
-        kubelet_version: "1.31"
-        restart_command: "{{ kubelet_restart_command }}"
-        kubeletcfg_binary: %s
-      check_mode: true
-      ignore_errors: true`
-	if err := os.WriteFile(play, []byte(`- hosts: kubelet_nodes
-  gather_facts: false
-  tasks:
-    - name: Missing`+fmt.Sprintf(task, filepath.Join(e.Dir, "none"))+`
-    - name: Too old`+fmt.Sprintf(task, old)+`
-    - name: Install
-      ansible.builtin.include_role:
-        name: kubeletcfg.kubelet.install
-      vars:
-        kubeletcfg_src: `+e.Bin+`
-        kubeletcfg_dest: `+installed+`
-    - name: Installed`+fmt.Sprintf(task, installed)+`
-    - name: No such src
-      kubeletcfg.kubelet.kubelet_config:
-        src: no-such-config.yaml
-        root: "{{ kubelet_root }}"
-        kubeletcfg_binary: `+installed+`
-      ignore_errors: true
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := e.Playbook(t, inv, play, nil)
-	if r.Code != 0 {
-		t.Fatalf("exit %d\n%s", r.Code, r.Output)
-	}
-	for _, c := range []struct{ task, want string }{
-		{"Missing", "is not an executable file"},
-		{"Too old", "too old for this collection"},
-		{"No such src", "src no-such-config.yaml: "},
-	} {
-		ev := r.One(t, "node-1", c.task)
-		if ev.Status != "failed" || !strings.Contains(ev.Msg(), c.want) || (c.task != "No such src" && !strings.Contains(ev.Msg(), "kubeletcfg.kubelet.install")) {
-			t.Errorf("%s: want failed with %q and how to install:\n%s", c.task, c.want, ev)
+	for _, want := range []string{"LICENSE", "galaxy.yml", "MANIFEST.json", "plugins/modules/kubelet_config.py", "changelogs/changelog.yaml"} {
+		if !strings.Contains("\n"+string(list), "\n"+want+"\n") && !strings.Contains(string(list), "/"+want+"\n") {
+			t.Errorf("the artifact lacks %s:\n%s", want, list)
 		}
 	}
-	if st, err := os.Stat(installed); err != nil || st.Mode().Perm() != 0o755 {
-		t.Errorf("the role did not install the binary: %v", err)
-	}
-	if ev := r.One(t, "node-1", "Installed"); ev.Status != "ok" || !ev.Changed() {
-		t.Errorf("the installed binary: want a planned change:\n%s", ev)
+	for _, bad := range []string{"tests/", ".pyc"} {
+		if strings.Contains(string(list), bad) {
+			t.Errorf("the artifact carries %s:\n%s", bad, list)
+		}
 	}
 }

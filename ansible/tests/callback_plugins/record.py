@@ -31,9 +31,21 @@ class CallbackModule(CallbackBase):
         path = os.environ.get("KUBELETCFG_RECORD")
         if not path:
             return
-        line = dict(host=result._host.get_name(), task=result._task.get_name(), status=status, result=result._result)
+        line = dict(host=result._host.get_name(), task=result._task.get_name(), status=status,
+                    become=bool(result._task.become), result=result._result)
+        self._write(path, line)
+
+    @staticmethod
+    def _write(path, line):
         with open(path, "a") as f:
             f.write(json.dumps(line, default=str) + "\n")
+
+    def v2_playbook_on_stats(self, stats):
+        path = os.environ.get("KUBELETCFG_RECORD")
+        if not path:
+            return
+        hosts = sorted(stats.processed.keys())
+        self._write(path, dict(host="", task="", status="stats", result=dict((h, stats.summarize(h)) for h in hosts)))
 
     def v2_runner_on_ok(self, result):
         self._record("ok", result)

@@ -29,9 +29,19 @@ type Env struct {
 // Setup builds kubeletcfg and installs the collection with ansible-galaxy.
 func Setup(t testing.TB, repo, dir string) *Env {
 	t.Helper()
+	e, err := New(repo, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// New is Setup for a TestMain: one build and one installed collection
+// shared by every test of a package.
+func New(repo, dir string) (*Env, error) {
 	for _, tool := range []string{"ansible-playbook", "ansible-galaxy", "ansible-doc"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is not installed (make ansible-test installs Debian's ansible-core)", tool)
+			return nil, fmt.Errorf("%s is not installed (make ansible-test installs Debian's ansible-core)", tool)
 		}
 	}
 	repo, _ = filepath.Abs(repo)
@@ -39,12 +49,12 @@ func Setup(t testing.TB, repo, dir string) *Env {
 	build := exec.Command("go", "build", "-o", e.Bin, "./cmd/kubeletcfg")
 	build.Dir = repo
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
+		return nil, fmt.Errorf("build kubeletcfg: %v\n%s", err, out)
 	}
 	if out, err := exec.Command("ansible-galaxy", "collection", "install", "--force", "-p", e.Collections, filepath.Join(repo, "ansible")).CombinedOutput(); err != nil {
-		t.Fatalf("ansible-galaxy collection install: %v\n%s", err, out)
+		return nil, fmt.Errorf("ansible-galaxy collection install: %v\n%s", err, out)
 	}
-	return e
+	return e, nil
 }
 
 // Environ is the environment every ansible command of the test runs with:
@@ -60,6 +70,8 @@ func (e *Env) Environ(record string) []string {
 		"ANSIBLE_HOST_KEY_CHECKING=0",
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(e.Dir, "ansible-tmp"),
 		"ANSIBLE_REMOTE_TMP="+filepath.Join(e.Dir, "ansible-tmp"),
+		"ANSIBLE_RETRY_FILES_ENABLED=0",
+		"PATH="+filepath.Join(e.Dir, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
 	)
 }
 
@@ -70,14 +82,23 @@ type Host struct {
 }
 
 // Inventory writes an inventory of hosts in the group kubelet_nodes, all on
-// this machine, and returns its path.
+// this machine, and returns its path. Privileges are taken with su (this
+// machine has no sudo; the tests run as root).
 func (e *Env) Inventory(t testing.TB, hosts []Host) string {
+	t.Helper()
+	return e.GroupInventory(t, hosts, nil)
+}
+
+// GroupInventory is Inventory with variables of the group kubelet_nodes
+// (as group_vars/kubelet_nodes.yml would give them).
+func (e *Env) GroupInventory(t testing.TB, hosts []Host, groupVars map[string]any) string {
 	t.Helper()
 	all := map[string]any{}
 	for _, h := range hosts {
 		vars := map[string]any{
 			"ansible_connection":         "local",
 			"ansible_python_interpreter": "/usr/bin/python3",
+			"ansible_become_method":      "su",
 			"kubeletcfg_binary":          e.Bin,
 		}
 		for k, v := range h.Vars {
@@ -85,13 +106,21 @@ func (e *Env) Inventory(t testing.TB, hosts []Host) string {
 		}
 		all[h.Name] = vars
 	}
-	inv := map[string]any{"kubelet_nodes": map[string]any{"hosts": all}}
+	group := map[string]any{"hosts": all}
+	if groupVars != nil {
+		group["vars"] = groupVars
+	}
+	inv := map[string]any{"kubelet_nodes": group}
 	raw, _ := json.MarshalIndent(inv, "", "  ")
-	path := filepath.Join(e.Dir, "inventory.yml") // JSON is YAML
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
+	f, err := os.CreateTemp(e.Dir, "inventory-*.yml") // JSON is YAML
+	if err != nil {
 		t.Fatal(err)
 	}
-	return path
+	defer f.Close()
+	if _, err := f.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
 }
 
 // Event is one task result as Ansible reported it.
@@ -99,6 +128,7 @@ type Event struct {
 	Host   string         `json:"host"`
 	Task   string         `json:"task"`
 	Status string         `json:"status"` // ok, failed, skipped, unreachable
+	Become bool           `json:"become"` // the task ran with privilege escalation
 	Result map[string]any `json:"result"`
 }
 
@@ -109,6 +139,8 @@ type Run struct {
 	Took   time.Duration
 	CPU    time.Duration // user and system time of ansible-playbook and what it ran
 	Events []Event
+	// Stats is the play recap: per host, ok, changed, failed, ... counts.
+	Stats map[string]map[string]int
 }
 
 // Playbook runs ansible-playbook (a file, or a collection's playbook by its
@@ -152,6 +184,13 @@ func (e *Env) Playbook(t testing.TB, inventory, playbook string, extra map[strin
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("record: %v", err)
 		}
+		if ev.Status == "stats" {
+			raw, _ := json.Marshal(ev.Result)
+			if err := json.Unmarshal(raw, &r.Stats); err != nil {
+				t.Fatalf("record: stats: %v", err)
+			}
+			continue
+		}
 		r.Events = append(r.Events, ev)
 	}
 	return r
@@ -177,6 +216,22 @@ func (r *Run) One(t testing.TB, host, task string) Event {
 		t.Fatalf("%s on %s: %d results, want one\n%s", task, host, len(evs), r.Output)
 	}
 	return evs[0]
+}
+
+// Task is the single event of the task named exactly name on a host; the
+// test fails if there is not exactly one.
+func (r *Run) Task(t testing.TB, host, name string) Event {
+	t.Helper()
+	var out []Event
+	for _, ev := range r.Events {
+		if ev.Host == host && ev.Task == name {
+			out = append(out, ev)
+		}
+	}
+	if len(out) != 1 {
+		t.Fatalf("%s on %s: %d results, want one\n%s", name, host, len(out), r.Output)
+	}
+	return out[0]
 }
 
 // Index is the position of the first event of a task on a host, -1 if none.
@@ -206,9 +261,10 @@ func (ev Event) String() string {
 // healthz off (--healthz-port=0: the watch is then the process staying up)
 // and a restart command that starts a long-running process as the
 // "kubelet", or, when the config file asks for the systemd cgroup driver
-// (which this machine's kubelet cannot run), one that logs the kubelet's
-// error and exits half a second after it started, as the real kubelet does. The host variables for the
-// rollout playbook are returned.
+// (which this machine's kubelet cannot run) or the file "broken" is in the
+// tree (a kubelet that no configuration brings up), one that logs the
+// kubelet's error and exits half a second after it started, as the real
+// kubelet does. The host variables for the rollout playbook are returned.
 func (e *Env) StandIn(t testing.TB, name, config string) map[string]any {
 	t.Helper()
 	root := filepath.Join(e.Dir, "nodes", name)
@@ -229,7 +285,7 @@ func (e *Env) StandIn(t testing.TB, name, config string) map[string]any {
 root=`+root+`
 [ -f $root/kubelet.pid ] && kill "$(cat $root/kubelet.pid)" 2>/dev/null
 echo "restart $(date +%s.%N)" >> $root/restarts
-if grep -q '^cgroupDriver: systemd' $root/var/lib/kubelet/config.yaml; then
+if [ -f $root/broken ] || grep -q '^cgroupDriver: systemd' $root/var/lib/kubelet/config.yaml; then
   sh -c 'sleep 0.5; echo "E1201 00:00:00.000000 1 run.go:72] \"command failed\" err=\"failed to run Kubelet: could not initialize the cgroups manager: systemd cgroup driver needs systemd\"" >> '$root'/kubelet.log; exit 1' >/dev/null 2>&1 &
 else
   setsid sleep 600 >/dev/null 2>&1 &
@@ -267,6 +323,60 @@ func Restarts(t testing.TB, root string) int {
 	}
 	return strings.Count(string(b), "restart ")
 }
+
+// FakeKubectl puts a kubectl on the PATH of the test's ansible commands
+// that does what the rollout playbook asks of kubectl to a node's
+// schedulability, without an API server: drain and cordon mark the node
+// cordoned, uncordon clears it, get node prints spec.unschedulable. Every
+// call is logged, one line of arguments each. It returns the log's path.
+func (e *Env) FakeKubectl(t testing.TB) string {
+	t.Helper()
+	state := filepath.Join(e.Dir, "kubectl")
+	writeFile(t, filepath.Join(state, "calls"), "")
+	writeFile(t, filepath.Join(e.Dir, "bin", "kubectl"), `#!/bin/sh
+# A stand-in kubectl for tests: node schedulability in files.
+state=`+state+`
+echo "$*" >> $state/calls
+node=
+for a in "$@"; do
+  case "$a" in -*|get|node|nodes|drain|cordon|uncordon) ;; *) [ -z "$node" ] && node=$a ;; esac
+done
+case "$1" in
+  drain|cordon) touch "$state/cordoned-$node" ;;
+  uncordon) rm -f "$state/cordoned-$node" ;;
+  get) if [ -f "$state/cordoned-$node" ]; then echo true; fi ;;
+  *) echo "kubectl (test stand-in): $1 not handled" >&2; exit 1 ;;
+esac
+`)
+	if err := os.Chmod(filepath.Join(e.Dir, "bin", "kubectl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(state, "calls")
+}
+
+// Cordoned says whether the fake kubectl has the node cordoned; Cordon
+// sets it, as an operator's kubectl cordon would.
+func (e *Env) Cordoned(node string) bool {
+	_, err := os.Stat(filepath.Join(e.Dir, "kubectl", "cordoned-"+node))
+	return err == nil
+}
+
+// Cordon marks the node cordoned for the fake kubectl.
+func (e *Env) Cordon(t testing.TB, node string) {
+	t.Helper()
+	writeFile(t, filepath.Join(e.Dir, "kubectl", "cordoned-"+node), "")
+}
+
+// Uncordon clears the mark.
+func (e *Env) Uncordon(t testing.TB, node string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(e.Dir, "kubectl", "cordoned-"+node)); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+}
+
+// WriteFile writes a file of the test (directories made as needed).
+func WriteFile(t testing.TB, path, content string) { t.Helper(); writeFile(t, path, content) }
 
 func writeFile(t testing.TB, path, content string) {
 	t.Helper()
