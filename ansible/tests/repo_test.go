@@ -96,8 +96,8 @@ func TestChangelogFragments(t *testing.T) {
 				}
 				// antsibull-changelog's rules of thumb, which its lint
 				// enforces: a sentence per entry naming what it is about.
-				if !regexp.MustCompile(`^[a-z0-9_.]+ - |^[A-Z]`).MatchString(s) || !strings.HasSuffix(strings.TrimSpace(s), ".") {
-					t.Errorf("%s: %s: entry %q: start with the plugin name and ' - ' (or a capital) and end with a full stop", where, k, s)
+				if !regexp.MustCompile(`^[a-z0-9_. ]+ - |^[A-Z]`).MatchString(s) || !strings.HasSuffix(strings.TrimSpace(s), ".") {
+					t.Errorf("%s: %s: entry %q: start with what it is about and ' - ' (or a capital) and end with a full stop", where, k, s)
 				}
 			}
 		}
