@@ -255,6 +255,7 @@ const edgesPlaybook = `
       become_flags: -s /bin/sh
       vars:
         ansible_pipelining: true
+        ansible_remote_tmp: /tmp
       ignore_errors: true
 
     - name: Break the stand-in kubelet for good

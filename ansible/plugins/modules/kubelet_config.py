@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: kubeletcfg authors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -19,7 +21,8 @@ description:
     the key order, comments, or defaults written out.
   - A change that is applied, fails and is rolled back fails the task with the kubelet's own error and
     I(rolled_back=true). A change refused before anything is written (invalid for the kubelet version, wrong node,
-    needs a drain, node locked) fails with kubeletcfg's error and I(changed=false).
+    needs a drain, node locked) fails with kubeletcfg's error, I(changed=false) and no I(writes).
+  - Changing a real node needs root there (C(become)); an offline tree under I(root) needs write access to it.
 requirements:
   - kubeletcfg on the node (see the C(kubeletcfg.kubelet.install) role)
 attributes:
@@ -28,16 +31,23 @@ attributes:
     description: kubeletcfg's dry run; the classified change list is returned and nothing is touched.
   diff_mode:
     support: full
-    description: Before and after of the effective configuration the kubelet runs, in YAML.
+    description:
+      - Before and after of the effective configuration the kubelet runs, in YAML.
+      - With I(migrate), or when only the file changes (a value a flag masks), also the before and after of every
+        file written.
   action:
     support: full
     description: An action plugin sets I(node_name) to the inventory hostname and reads I(src) on the controller.
+  async:
+    support: full
+    description: A long apply (a drain, a slow kubelet) can run with C(async) and C(poll), beyond the connection's timeout.
 options:
   config:
     description:
-      - The desired KubeletConfiguration as a dict, written as the kubelet's C(--config) file.
+      - The desired KubeletConfiguration as a dict, written as the kubelet's C(--config) file. It is the whole file;
+        every field it does not name goes back to its default. To set some fields only, use I(config_patch).
       - I(kind) and I(apiVersion) are added when missing.
-      - Mutually exclusive with I(content), I(src) and I(migrate).
+      - Mutually exclusive with I(content), I(src), I(config_patch), I(dropins) and I(migrate).
     type: dict
   content:
     description:
@@ -52,23 +62,37 @@ options:
     description: I(src) is a file on the node.
     type: bool
     default: false
+  config_patch:
+    description:
+      - Fields to set in the node's current config file, as a JSON merge patch (RFC 7386) onto it
+        (C(kubeletcfg apply --patch)); a field set to C(null) is removed (back to its default). Every field the patch
+        does not name stays as the file has it.
+      - The result is validated as a whole for the kubelet's version; the diff is that of the effective configuration.
+        Applying the same patch again changes nothing.
+      - On a kubeadm node, a change kubeadm would revert at its next upgrade or join must be persisted where kubeadm
+        reads it (its patches or the kubelet-config ConfigMap); kubeletcfg refuses it otherwise.
+    type: dict
   dropins:
     description:
-      - Drop-ins of the kubelet's C(--config-dir) to create or replace, in the same transaction as the config file,
-        from file name (ending in C(.conf)) to a dict (a KubeletConfiguration fragment) or to the path of a file on the node.
+      - Drop-ins of the kubelet's C(--config-dir) to create or replace, from file name (a plain name ending in
+        C(.conf)) to a dict (a KubeletConfiguration fragment) or to the path of a file on the node.
       - "C({state: absent}) removes that drop-in (C(kubeletcfg apply --remove-dropin)); one that is not there is no change."
+      - Changed in their own transaction; not with I(config), I(content), I(src), I(config_patch) or I(migrate).
     type: dict
   migrate:
     description:
       - Move the node's legacy kubelet flags into the config file (C(kubeletcfg apply --from-migrate)); the environment
-        files the flags live in are rewritten in the same transaction.
+        files the flags live in are rewritten in the same transaction. Default C(false).
     type: bool
-    default: false
   config_path:
     description: With I(migrate), the config file to create when the kubelet runs without C(--config).
     type: path
   kubelet_version:
-    description: The node's kubelet version (C(1.31), C(v1.31.4)). Default, what C(kubelet --version) on the node says.
+    description:
+      - The node's kubelet version (C(1.31), C(v1.31.4)).
+      - Default, what the node's kubelet says (C(kubelet --version); under I(root), the kubelet binary or the package
+        database of the tree). When neither can be read, kubeletcfg assumes the newest kubelet it knows and the task
+        warns so; set I(kubelet_version) then.
     type: str
   node_name:
     description:
@@ -86,11 +110,12 @@ options:
     type: list
     elements: path
   kubelet_args:
-    description: The kubelet's command line, when it is not read from the node.
+    description: The kubelet's command line, when it is not read from the node (an empty list is an empty command line).
     type: list
     elements: str
   restart_command:
-    description: Shell command that restarts the kubelet. Default, restart I(unit) over systemd's D-Bus API.
+    description:
+      - Shell command that restarts the kubelet, with I(pid_file). Default, restart I(unit) over systemd's D-Bus API.
     type: str
   unit:
     description: The kubelet's systemd unit, restarted and watched when there is no I(restart_command). Default, kubeletcfg's (C(kubelet.service)).
@@ -118,7 +143,7 @@ options:
         I(verify_configz) reads C(/configz) through the API server's node proxy.
     type: path
   context:
-    description: The kubeconfig context to use (default its current context).
+    description: With I(kubeconfig), the context to use (default its current context).
     type: str
   drain:
     description:
@@ -128,7 +153,7 @@ options:
     type: bool
     default: false
   drain_timeout:
-    description: Seconds the drain may take (evictions a PodDisruptionBudget refuses are retried until then).
+    description: With I(drain), seconds the drain may take (evictions a PodDisruptionBudget refuses are retried until then). Default, kubeletcfg's (300).
     type: int
   delete_emptydir_data:
     description: With I(drain), evict pods with emptyDir volumes too (their data is lost).
@@ -142,20 +167,20 @@ options:
     description: With I(drain), seconds each evicted pod has to stop (default, the pod's own).
     type: int
   health_timeout:
-    description: Seconds the restarted kubelet has to become healthy. Default, kubeletcfg's.
+    description: Seconds the restarted kubelet has to become healthy. Default, kubeletcfg's (30).
     type: int
   stable_for:
-    description: Seconds it must then stay healthy. Default, kubeletcfg's.
+    description: Seconds it must then stay healthy. Default, kubeletcfg's (10).
     type: int
   verify_configz:
     description: Once stable, the kubelet's C(/configz) must serve the intended configuration, else the change is rolled back.
     type: bool
     default: false
   kubelet_url:
-    description: The kubelet's C(/configz) URL, for I(verify_configz).
+    description: The kubelet's C(/configz) URL, for I(verify_configz). Default, kubeletcfg's (C(https://127.0.0.1:10250/configz)).
     type: str
   client_cert:
-    description: Client certificate the kubelet accepts, for I(verify_configz).
+    description: Client certificate the kubelet accepts, for I(verify_configz) and the health watch on the kubelet's API.
     type: path
   client_key:
     description: Key of I(client_cert).
@@ -168,35 +193,35 @@ options:
     type: bool
     default: false
   keep_backups:
-    description: How many backups of the config file to keep (0, all). Default, kubeletcfg's.
+    description: How many backups of the config file to keep (0, all). Default, kubeletcfg's (10).
     type: int
   state_dir:
-    description: kubeletcfg's own directory on the node (lock, journal, backup records). Default, kubeletcfg's (C(/var/lib/kubeletcfg), inside I(root) when given).
+    description:
+      - kubeletcfg's own directory on the node (lock, journal, backup records).
+      - Default, kubeletcfg's (C(/var/lib/kubeletcfg), inside I(root) when given).
     type: path
   kubeletcfg_binary:
     description: Path of kubeletcfg on the node. Default, C(kubeletcfg) on C(PATH) or in C(/usr/local/bin).
     type: path
 notes:
-  - Exactly one of I(config), I(content), I(src), I(dropins) or I(migrate) says what to change (I(dropins) may go with
-    one of the first three).
+  - Exactly one of I(config), I(content), I(src), I(config_patch), I(dropins) or I(migrate=true) says what to change.
+  - Ansible's own argument checks refuse a task before kubeletcfg runs; such a failure returns I(msg) only.
 seealso:
   - name: kubeletcfg
     description: The tool this module runs.
     link: https://github.com/kubeletcfg/kubeletcfg
 author:
-  - kubeletcfg authors
+  - kubeletcfg authors (@kubeletcfg)
 """
 
 EXAMPLES = r"""
-- name: Raise maxPods, restart the kubelet, roll back if it does not stay healthy
+- name: Raise maxPods only, leaving the rest of the file as it is
   kubeletcfg.kubelet.kubelet_config:
-    config:
-      apiVersion: kubelet.config.k8s.io/v1beta1
-      kind: KubeletConfiguration
-      cgroupDriver: systemd
+    config_patch:
       maxPods: 150
+      containerLogMaxSize: null  # back to its default
 
-- name: The config file from the controller, verified on /configz once stable
+- name: The whole config file, verified on /configz once stable
   kubeletcfg.kubelet.kubelet_config:
     src: kubelet-config.yaml
     verify_configz: true
@@ -218,14 +243,23 @@ EXAMPLES = r"""
   kubeletcfg.kubelet.kubelet_config:
     dropins:
       50-reserved.conf:
-        apiVersion: kubelet.config.k8s.io/v1beta1
-        kind: KubeletConfiguration
         systemReserved:
           memory: 500Mi
 
 - name: Move legacy flags into the config file
   kubeletcfg.kubelet.kubelet_config:
     migrate: true
+
+- name: A change that needs a drain, through the API server, beyond the SSH timeout
+  kubeletcfg.kubelet.kubelet_config:
+    config_patch:
+      cpuManagerPolicy: static
+      reservedSystemCPUs: "0"
+    kubeconfig: /etc/kubernetes/kubelet.conf
+    drain: true
+    drain_timeout: 600
+  async: 900
+  poll: 10
 """
 
 RETURN = r"""
@@ -246,7 +280,7 @@ changes:
       stateFile: cpu_manager_state
 config_file:
   description: The file the change writes (the config file, or the first drop-in).
-  returned: always
+  returned: when kubeletcfg planned the change
   type: str
   sample: /var/lib/kubelet/config.yaml
 breaks:
@@ -261,61 +295,72 @@ breaks:
       status: fail
       value: "true"
 writes:
-  description: Every file the change writes (in check mode, would write).
+  description: Every file the change wrote (in check mode, would write); empty when nothing was written (no change, or refused).
   returned: always
   type: list
   elements: str
+  sample: [/var/lib/kubelet/config.yaml]
 removes:
-  description: The drop-ins the change removes (in check mode, would remove).
+  description: The drop-ins the change removed (in check mode, would remove); empty when nothing was removed.
   returned: always
   type: list
   elements: str
 backup_file:
-  description: The backup of the file changed.
+  description:
+    - The backup of the file changed, beside it, named with the time of the change (UTC, to the nanosecond) so that
+      the names of a file's backups sort as they age.
   returned: when a file was changed
   type: str
-  sample: /var/lib/kubelet/config.yaml.bak.20261201T060000Z
+  sample: /var/lib/kubelet/config.yaml.bak.20261201T060000.123456789Z
 rolled_back:
-  description: The change was applied, the kubelet did not stay healthy, and the old configuration is back.
+  description: The change was applied, the kubelet did not stay healthy, and the old configuration was put back.
   returned: always
   type: bool
 kubelet_version:
   description: The kubelet minor the change was judged for.
-  returned: when kubeletcfg got that far
+  returned: when kubeletcfg planned the change
   type: str
   sample: "1.31"
 restart_to_healthy_s:
   description: Seconds from the restart to the kubelet's first healthy answer (the stability window excluded).
-  returned: when the kubelet was restarted
+  returned: when the change was applied and the kubelet stayed healthy
   type: float
   sample: 1.42
 msg:
-  description: What happened, and on failure kubeletcfg's error or the kubelet's own.
+  description:
+    - What happened; on failure kubeletcfg's error or the kubelet's own, in the module's words (options, not
+      kubeletcfg's flags; the operator's input, not the module's temporary files).
+    - After a rollback, whether the kubelet is healthy on the old configuration (C(rolled back to ...)) or not
+      (C(... but the kubelet is not healthy on it either)).
   returned: always
   type: str
-  sample: "rolled back: the kubelet (pid 4242) exited 0.61s after the restart: failed to run Kubelet: ..."
+  sample: "rolled back to /var/lib/kubelet/config.yaml.bak.20261201T060000.123456789Z: the kubelet (pid 4242) exited 0.61s after the restart"
 rc:
-  description: kubeletcfg's exit code (2 refused, 3 rolled back).
-  returned: on failure
+  description:
+    - kubeletcfg's exit code. 2, refused before anything was written, or an error (also a rollback after which the
+      kubelet is not healthy on the old configuration either, with I(rolled_back=true)); 3, rolled back and healthy on
+      the old configuration; below 0, killed by that signal.
+  returned: when kubeletcfg ran and failed
   type: int
+  sample: 3
 cmd:
   description: The kubeletcfg command that was run.
-  returned: always
+  returned: when kubeletcfg ran
   type: list
   elements: str
 stderr:
   description: kubeletcfg's progress lines and error.
-  returned: always
+  returned: when kubeletcfg ran
   type: str
 """
 
-import os
 import json
+import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.kubeletcfg.kubelet.plugins.module_utils.kubeletcfg import (
-    Kubeletcfg, KubeletcfgError,
+    Kubeletcfg, KubeletcfgError, failure_message, node_warnings, speak_options,
 )
 
 try:
@@ -326,6 +371,10 @@ except ImportError:
 
 CONFIG_HEAD = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
 
+# What to change: exactly one of these (migrate only when true).
+WHAT = ("config", "content", "src", "config_patch", "dropins", "migrate")
+DRAIN_OPTIONS = ("drain_timeout", "delete_emptydir_data", "force", "grace_period")
+
 
 def argument_spec():
     return dict(
@@ -333,8 +382,9 @@ def argument_spec():
         content=dict(type="str"),
         src=dict(type="path"),
         remote_src=dict(type="bool", default=False),
+        config_patch=dict(type="dict"),
         dropins=dict(type="dict"),
-        migrate=dict(type="bool", default=False),
+        migrate=dict(type="bool"),
         config_path=dict(type="path"),
         kubelet_version=dict(type="str"),
         node_name=dict(type="str"),
@@ -383,70 +433,130 @@ def as_yaml(raw):
     return json.dumps(raw, indent=2, sort_keys=True) + "\n"
 
 
-def write_temp(module, text, name):
-    fd, path = tempfile.mkstemp(prefix="kubeletcfg-", suffix="-" + name, dir=module.tmpdir)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    return path
-
-
 def fragment(doc):
     out = dict(CONFIG_HEAD)
     out.update(doc)
     return out
 
 
-def inputs(module):
-    """The files kubeletcfg apply reads: (-f files, [(drop-in name, file)])."""
+class Inputs(object):
+    """The files kubeletcfg apply reads, written for it, and what the
+    operator calls each (for messages)."""
+
+    def __init__(self, module):
+        self.module = module
+        self.files, self.patch, self.dropins, self.absent = [], None, [], []
+        self.labels = {}
+
+    def temp(self, text, name, label, keep_position):
+        fd, path = tempfile.mkstemp(prefix="kubeletcfg-", suffix="-" + name, dir=self.module.tmpdir)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        self.labels[path] = (label, keep_position)
+        return path
+
+
+def problems(p):
+    """The combinations of options kubeletcfg would refuse (or ignore), found
+    before it runs, in check mode too."""
+    out = []
+    if p["migrate"] is False and not any(p[k] is not None for k in WHAT[:-1]):
+        out.append("one of the following is required: %s (migrate: true)" % ", ".join(WHAT))
+    if p["migrate"]:
+        given = [k for k in WHAT[:-1] if p[k] is not None]
+        if given:
+            out.append("migrate: true takes the flags from the node: not with %s" % ", ".join(given))
+    elif p["config_path"] is not None:
+        out.append("config_path goes with migrate: true")
+    if not p["drain"]:
+        given = [k for k in DRAIN_OPTIONS if p[k] not in (None, False)]
+        if given:
+            out.append("%s only with drain: true (and kubeconfig)" % ", ".join(given))
+    for name in sorted(p["dropins"] or {}):
+        if name != os.path.basename(name) or not name.endswith(".conf") or name.startswith(".") or name == ".conf":
+            out.append("dropins: %r is not a drop-in's file name (a plain name ending in .conf, no directory)" % name)
+    return out
+
+
+def inputs(module, fail):
+    """Writes the module's inputs to files for kubeletcfg apply."""
     p = module.params
-    files = []
+    n = Inputs(module)
     if p["config"] is not None:
-        files.append(write_temp(module, render(fragment(p["config"])), "config.yaml"))
+        n.files.append(n.temp(render(fragment(p["config"])), "config.yaml", "config", False))
     elif p["content"] is not None:
-        files.append(write_temp(module, p["content"], "config.yaml"))
+        # Named content:LINE:COLUMN in messages; the action plugin renames
+        # it to the src it read on the controller.
+        n.files.append(n.temp(p["content"], "config.yaml", "content", True))
     elif p["src"] is not None:
+        if os.path.isdir(p["src"]):
+            fail("src %s is a directory on the node: give a file" % p["src"])
         if not os.path.isfile(p["src"]):
-            module.fail_json(msg="src %s: no such file on the node" % p["src"], changed=False)
-        files.append(p["src"])
-    dropins, absent = [], []
+            fail("src %s: no such file on the node" % p["src"])
+        n.files.append(p["src"])
+    elif p["config_patch"] is not None:
+        n.patch = n.temp(json.dumps(p["config_patch"], indent=2) + "\n", "patch.json", "config_patch", False)
     for name, value in sorted((p["dropins"] or {}).items()):
         if isinstance(value, dict) and value.get("state") == "absent":
             if len(value) != 1:
-                module.fail_json(msg="dropins.%s: state: absent takes no other keys" % name, changed=False)
-            absent.append(name)
+                fail("dropins.%s: state: absent takes no other keys" % name)
+            n.absent.append(name)
         elif isinstance(value, dict):
-            dropins.append((name, write_temp(module, render(fragment(value)), name)))
+            n.dropins.append((name, n.temp(render(fragment(value)), name, "dropins.%s" % name, False)))
         elif isinstance(value, str):
-            dropins.append((name, value))
+            n.dropins.append((name, value))
         else:
-            module.fail_json(msg="dropins.%s: a dict (a KubeletConfiguration fragment) or the path of a file on the node" % name, changed=False)
-    return files, dropins, absent
+            fail("dropins.%s: a dict (a KubeletConfiguration fragment), the path of a file on the node, or {state: absent}" % name)
+    return n
+
+
+def file_diffs(files):
+    """Ansible diffs of the files kubeletcfg writes (its "files" answer)."""
+    out = []
+    for f in files or []:
+        out.append(dict(before=f.get("before") or "", after=f.get("after") or "",
+                        before_header=f.get("path"), after_header=f.get("path")))
+    return out
 
 
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
-        mutually_exclusive=[("config", "content", "src", "migrate"), ("dropins", "migrate")],
-        required_one_of=[("config", "content", "src", "dropins", "migrate")],
-        required_by={"client_key": "client_cert", "context": "kubeconfig"},
-        required_if=[("drain", True, ("kubeconfig",))],
+        mutually_exclusive=[("config", "content", "src", "config_patch"),
+                            ("dropins", "config"), ("dropins", "content"), ("dropins", "src"), ("dropins", "config_patch")],
+        required_one_of=[WHAT],
+        required_by={"client_key": "client_cert", "context": "kubeconfig", "restart_command": "pid_file",
+                     "pid_file": "restart_command", "kubelet_log": "restart_command"},
+        required_if=[("drain", True, ("kubeconfig",)), ("remote_src", True, ("src",))],
         supports_check_mode=True,
     )
     p = module.params
+    # Every result, failed or not, carries these (RETURN: always).
+    result = dict(changed=False, changes=[], writes=[], removes=[], rolled_back=False)
+    labels = {}
+
+    def fail(msg, **more):
+        result.update(more)
+        result["msg"] = failure_message(msg, labels, ran="cmd" in result)
+        module.fail_json(**result)
+
+    for problem in problems(p):
+        fail(problem)
     try:
         kc = Kubeletcfg(module, p["kubeletcfg_binary"])
-        files, dropins, absent = inputs(module)
-        argv = kc.apply_argv(p, files, dropins, absent, check=module.check_mode)
-        rc, out, error, stderr = kc.apply(argv)
+        n = inputs(module, fail)
+        labels = n.labels
+        argv = kc.apply_argv(p, n.files, n.patch, n.dropins, n.absent, check=module.check_mode)
+        answer = kc.apply(argv)
     except KubeletcfgError as e:
-        module.fail_json(msg=str(e), changed=False)
-
-    # No rc in a result that succeeds: Ansible fails any result whose rc is
-    # not 0, and a dry run that would change exits 1.
-    result = dict(cmd=argv, stderr=stderr, changes=[], writes=[], rolled_back=False, changed=False)
+        fail(str(e), **e.result)
+    result.update(cmd=argv, stderr=answer.stderr)
+    for w in node_warnings(answer.stderr):
+        module.warn(speak_options(w, labels))
+    out, rc = answer.outcome, answer.rc
     if out is None:
-        # Refused before anything was written: no plan to show.
-        module.fail_json(msg=error or "kubeletcfg apply failed (exit %d)" % rc, rc=rc, **result)
+        # Refused before anything was planned.
+        fail(answer.failure(), rc=rc)
 
     result.update(
         changes=out["changes"],
@@ -462,32 +572,43 @@ def main():
         result["breaks"] = out["breaks"]
         for b in out["breaks"]:
             module.warn("CIS %s would fail: %s (%s)" % (b.get("id"), b.get("title"), b.get("value")))
-    if out.get("healthyAfterNs"):
+    if out.get("healthyAfterNs") and not out["rolledBack"]:
         result["restart_to_healthy_s"] = round(out["healthyAfterNs"] / 1e9, 3)
     if module._diff:
         header = "%s (effective, kubelet %s)" % (out["configFile"], out["kubeletVersion"])
-        result["diff"] = dict(before=as_yaml(out.get("before")), after=as_yaml(out.get("after")),
-                              before_header=header, after_header=header)
+        effective = dict(before=as_yaml(out.get("before")), after=as_yaml(out.get("after")),
+                         before_header=header, after_header=header)
+        files = file_diffs(out.get("files"))
+        if files and (p["migrate"] or effective["before"] == effective["after"]):
+            result["diff"] = [effective] + files
+        else:
+            result["diff"] = effective
     for w in out.get("warnings") or []:
-        module.warn(w if isinstance(w, str) else w.get("message", json.dumps(w)))
+        module.warn(speak_options(w if isinstance(w, str) else w.get("message", json.dumps(w)), labels))
     for c in out["changes"]:
         if "security" in c.get("classes", []):
             module.warn("security: %s %s -> %s changes the kubelet API's exposure" % (c["path"], json.dumps(c.get("old")), json.dumps(c.get("new"))))
-        if "drain" in c.get("classes", []) and module.check_mode and not p["drained"]:
-            module.warn("drain: the change of %s needs the node drained first (drained: true)" % c["path"])
+        if "drain" in c.get("classes", []) and module.check_mode and not (p["drained"] or p["drain"]):
+            module.warn("drain: the change of %s needs the node drained first (drained: true, or drain: true with kubeconfig)" % c["path"])
 
     if module.check_mode:
-        result["changed"] = len(out["writes"]) > 0 or len(out.get("removes") or []) > 0
-        result["msg"] = "would change %d fields" % len(out["changes"]) if result["changed"] else "no change"
+        result["changed"] = len(result["writes"]) > 0 or len(result["removes"]) > 0
         if rc not in (0, 1):
-            module.fail_json(msg=error, rc=rc, **result)
+            result["writes"], result["removes"] = [], []
+            fail(answer.failure(), rc=rc)
+        result["msg"] = "would change %d fields" % len(out["changes"]) if result["changed"] else "no change"
         module.exit_json(**result)
 
     result["changed"] = bool(out["applied"])
+    if not out["applied"]:
+        # Nothing was written: a refusal, or no change.
+        result["writes"], result["removes"] = [], []
     if out["rolledBack"]:
-        module.fail_json(msg="rolled back: " + (out.get("cause") or error), rc=rc, **result)
+        # rc 3: rolled back, the kubelet healthy on the old configuration;
+        # rc 2: kubeletcfg's error says what is wrong with the old one too.
+        fail(answer.error or "rolled back to %s: %s" % (out.get("backup", "the old configuration"), out.get("cause", "")), rc=rc)
     if rc != 0:
-        module.fail_json(msg=error, rc=rc, **result)
+        fail(answer.failure(), rc=rc)
     if out["applied"]:
         result["msg"] = "applied %s (backup %s); healthy %.2fs after the restart" % (
             out["configFile"], out.get("backup", "none"), out.get("healthyAfterNs", 0) / 1e9)
