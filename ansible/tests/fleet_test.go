@@ -92,7 +92,7 @@ func TestFleet(t *testing.T) {
 	wantSummary := func(t *testing.T, r *harness.Run, want map[string][]string) {
 		t.Helper()
 		got := summary(t, r)
-		for _, k := range []string{"changed", "unchanged", "rolled_back", "refused", "not_reached"} {
+		for _, k := range []string{"changed", "unchanged", "rolled_back", "failed", "not_reached"} {
 			if strings.Join(got[k], ",") != strings.Join(want[k], ",") {
 				t.Errorf("summary %s: %v, want %v", k, got[k], want[k])
 			}
@@ -125,7 +125,7 @@ func TestFleet(t *testing.T) {
 
 	t.Run("check and diff mode change nothing and report the change", func(t *testing.T) {
 		before, started := files(), restarts()
-		r := rollout(t, map[string]any{"kubelet_config": config(t, changed), "kubelet_keep_backups": 7, "kubelet_drain_timeout": 9,
+		r := rollout(t, map[string]any{"kubelet_config": config(t, changed), "kubelet_keep_backups": 7,
 			"kubelet_url": "https://127.0.0.1:10250/configz", "kubelet_unit": "kubelet.service"}, "--check", "--diff")
 		if r.Code != 0 {
 			t.Fatalf("exit %d\n%s", r.Code, r.Output)
@@ -139,7 +139,7 @@ func TestFleet(t *testing.T) {
 			}
 			ev := r.One(t, n, "Apply the change")
 			args, _ := ev.Result["invocation"].(map[string]any)["module_args"].(map[string]any)
-			if args["keep_backups"] != 7.0 || args["drain_timeout"] != 9.0 || args["kubelet_url"] == nil || args["unit"] != "kubelet.service" {
+			if args["keep_backups"] != 7.0 || args["kubelet_url"] == nil || args["unit"] != "kubelet.service" {
 				t.Errorf("%s: the playbook's variables did not reach the module: %v", n, args)
 			}
 			changes, _ := ev.Result["changes"].([]any)
@@ -256,7 +256,7 @@ func TestFleet(t *testing.T) {
 			}
 		}
 		same(t, "an invalid configuration", before, files())
-		wantSummary(t, r, map[string][]string{"refused": names[:1], "not_reached": names[1:]})
+		wantSummary(t, r, map[string][]string{"failed": names[:1], "not_reached": names[1:]})
 	})
 
 	t.Run("a change that makes a CIS check fail is refused without allow_insecure", func(t *testing.T) {
@@ -267,7 +267,7 @@ func TestFleet(t *testing.T) {
 		}
 		plan := r.One(t, "node-1", "Plan the change")
 		if plan.Status != "ok" || !strings.Contains(plan.String(), `"breaks":[{`) || !strings.Contains(plan.String(), `"id":"4.2.1"`) ||
-			!strings.Contains(plan.String(), `"warnings":["CIS 4.2.1 would fail`) {
+			!strings.Contains(plan.String(), `"CIS 4.2.1 would fail`) {
 			t.Errorf("the plan: want the broken check returned and warned about:\n%s", plan)
 		}
 		ev := r.One(t, "node-1", "Apply the change")
@@ -288,6 +288,7 @@ func TestFleet(t *testing.T) {
 		vars := map[string]any{"kubelet_config": config(t, changed+"cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n")}
 		vars["kubelet_drain"] = true
 		vars["kubelet_kubeconfig"] = kubeconfig
+		vars["kubelet_drain_timeout"] = 9
 		r := e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", vars)
 		if r.Code == 0 {
 			t.Fatalf("exit 0 with a kubeconfig that does not exist\n%s", r.Output)
@@ -297,7 +298,7 @@ func TestFleet(t *testing.T) {
 		}
 		ev := r.One(t, "node-1", "Apply the change")
 		if ev.Status != "failed" || ev.Changed() || !strings.Contains(ev.Msg(), kubeconfig) ||
-			!strings.Contains(ev.String(), `"--kubeconfig"`) || !strings.Contains(ev.String(), `"--drain"`) {
+			!strings.Contains(ev.String(), `"--kubeconfig"`) || !strings.Contains(ev.String(), `"--drain"`) || !strings.Contains(ev.String(), `"--drain-timeout","9s"`) {
 			t.Errorf("the canary: want kubeletcfg apply --kubeconfig --drain refused, naming the kubeconfig:\n%s", ev)
 		}
 		same(t, "a change whose drain cannot start", before, files())
@@ -312,7 +313,7 @@ func TestFleet(t *testing.T) {
 		}
 		ev := r.One(t, "node-1", "Apply the change")
 		if ev.Status != "failed" || ev.Result["rolled_back"] != true || !ev.Changed() ||
-			!strings.Contains(ev.Msg(), "rolled back: ") || !strings.Contains(ev.Msg(), "cgroups manager") {
+			!strings.Contains(ev.Msg(), "rolled back to ") || !strings.Contains(ev.Msg(), "cgroups manager") {
 			t.Errorf("the canary: want failed, rolled back, with the kubelet's error:\n%s", ev)
 		}
 		for _, n := range names[1:] {
@@ -401,7 +402,7 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"LICENSE", "galaxy.yml", "MANIFEST.json", "plugins/modules/kubelet_config.py", "changelogs/changelog.yaml"} {
+	for _, want := range []string{"LICENSE", "MANIFEST.json", "plugins/modules/kubelet_config.py", "changelogs/changelog.yaml"} {
 		if !strings.Contains("\n"+string(list), "\n"+want+"\n") && !strings.Contains(string(list), "/"+want+"\n") {
 			t.Errorf("the artifact lacks %s:\n%s", want, list)
 		}
