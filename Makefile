@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema fuzz fuzz-ci bench bench-fleet clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-demo ansible-bench
+.PHONY: all build test vet demo schema fuzz fuzz-ci bench bench-fleet clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-sanity ansible-demo ansible-bench
 
 all: build
 
@@ -60,6 +60,14 @@ ansible-core:
 ansible-test: ansible-core
 	$(GO) test -tags ansible -count=1 -v ./ansible/tests/
 
+# ansible-test sanity (--skip-test changelog) and ansible-lint on the
+# collection, without network: Debian's packages, and ansible-test's virtual
+# environments made with --system-site-packages (ansible/tests/sanity.sh).
+ANSIBLE_SANITY_DEBS := ansible-core ansible-lint pylint pycodestyle yamllint python3-voluptuous python3-venv shellcheck
+ansible-sanity:
+	@dpkg -s $(ANSIBLE_SANITY_DEBS) >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(ANSIBLE_SANITY_DEBS); }
+	ansible/tests/sanity.sh
+
 # The module's cost per host where nothing changes, against kubeletcfg diff
 # run directly, and the rollout playbook's over 1 and 20 hosts (wall and CPU).
 ansible-bench: ansible-core
@@ -73,7 +81,7 @@ ansible-demo: build ansible-core
 	ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/bin/collections ANSIBLE_NOCOWS=1 ansible-playbook --check --diff \
 	  -i node-1, -c local -e ansible_python_interpreter=/usr/bin/python3 \
 	  -e kubeletcfg_binary=$(CURDIR)/$(BIN) -e kubelet_root=$(CURDIR)/$(SAMPLE) -e kubelet_version=1.31 \
-	  -e kubelet_config_src=$(CURDIR)/$(SAMPLE)/new-config.yaml -e kubelet_nodes=all -e kubelet_drain=false \
+	  -e kubelet_config_src=$(CURDIR)/$(SAMPLE)/new-config.yaml -e kubelet_nodes=all -e kubelet_drain=false -e kubelet_become=false \
 	  kubeletcfg.kubelet.rollout
 
 # Regenerate schema/data and testdata/reference from the kubelet's own code
