@@ -114,7 +114,7 @@ func TestBackupNeverOverwrites(t *testing.T) {
 			t.Errorf("backup mode %v, want 0640", st.Mode().Perm())
 		}
 	}
-	want := []string{"config.yaml.bak.2026-11-29", "config.yaml.bak.2026-11-29.1", "config.yaml.bak.2026-11-29.2"}
+	want := []string{"config.yaml.bak.20261129T100000.000000000Z", "config.yaml.bak.20261129T100000.000000000Z.1", "config.yaml.bak.20261129T100000.000000000Z.2"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("backup names %v, want %v", names, want)
 	}

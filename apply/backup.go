@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// Backup copies path to a dated backup beside it, named as operators name
-// them by hand (config.yaml.bak.2026-11-29); when that name is taken, the
-// first free config.yaml.bak.2026-11-29.N. A backup is never overwritten:
-// the name is claimed with O_EXCL. Mode and owner are kept, and the copy is
+// Backup copies path to a backup beside it named with the time, UTC, to the
+// nanosecond (config.yaml.bak.20261129T060000.123456789Z), so that a file's
+// backups sort by name as they age, pruned or not; when that name is taken,
+// the first free config.yaml.bak.TIME.N. A backup is never overwritten: the
+// name is claimed with O_EXCL. Mode and owner are kept, and the copy is
 // synced before it is reported.
 func Backup(path string, now time.Time) (string, error) {
 	d, name, err := openDir("", path)
@@ -29,12 +30,16 @@ func Backup(path string, now time.Time) (string, error) {
 	return filepath.Join(filepath.Dir(path), b), nil
 }
 
+// backupTime is the layout of a backup's time: fixed width, so that names
+// sort as times do.
+const backupTime = "20060102T150405.000000000Z"
+
 // backupIn is Backup of the file name in d; it returns the backup's name.
 func backupIn(d *os.Root, name string, now time.Time) (string, error) {
 	if _, err := lstatIn(d, name); err != nil {
 		return "", err
 	}
-	base := name + ".bak." + now.Format("2006-01-02")
+	base := name + ".bak." + now.UTC().Format(backupTime)
 	for n := 0; n < 10000; n++ {
 		b := base
 		if n > 0 {
