@@ -33,6 +33,11 @@ type Options struct {
 	// NewFileName is the file NewFile was read from, named in its errors
 	// (default: the --config file).
 	NewFileName string
+	// Patch, instead of NewFile, is an RFC 7386 merge patch onto the node's
+	// current --config file (configpatch): the fields it names set, a null
+	// removing one, the rest of the file kept. PatchName names it in errors.
+	Patch     []byte
+	PatchName string
 	// Dropin, when set, names a drop-in of the kubelet's --config-dir that
 	// NewFile becomes (created or replaced) instead of the --config file.
 	Dropin string
@@ -148,6 +153,32 @@ type Outcome struct {
 	// Breaks are the CIS kubelet checks that pass now and fail after the
 	// change.
 	Breaks []audit.Result `json:"breaks,omitempty"`
+	// Masked are the fields the new --config file changes that the kubelet
+	// does not run, because a flag or a drop-in sets them: the file is
+	// written, the effective configuration stays.
+	Masked []Masked `json:"masked,omitempty"`
+	// Files are the text of each file the change writes, before (empty for
+	// a new file) and after, when the effective configuration does not tell
+	// the change: a migration's flag files, a change only the file sees.
+	// Secret values are redacted.
+	Files []FileText `json:"files,omitempty"`
+}
+
+// Masked is a field of the new --config file whose value the kubelet does
+// not run: File is the file's new value, Runs the value the kubelet runs
+// and From where it comes from (a flag, a drop-in).
+type Masked struct {
+	Path string `json:"path"`
+	File any    `json:"file"`
+	Runs any    `json:"runs"`
+	From string `json:"from"`
+}
+
+// FileText is a file's text before and after a change.
+type FileText struct {
+	Path   string `json:"path"`
+	Before string `json:"before"`
+	After  string `json:"after"`
 }
 
 // ErrRolledBack: the new configuration failed and the old one is back.

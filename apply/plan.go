@@ -13,9 +13,12 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/configpatch"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/effective"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
+	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
 // Plan is what an apply will do: the changes of the effective
@@ -34,13 +37,17 @@ type Plan struct {
 	NeedsDrain bool
 	// Removes are the drop-ins the change removes (disk paths).
 	Removes []string
+	// Masked are the fields the new --config file changes that a flag or a
+	// drop-in keeps the kubelet from running.
+	Masked []Masked
 
 	old, next *effective.Result
 }
 
-// empty says the plan changes nothing.
+// empty says the plan changes nothing: no field of the effective
+// configuration, no field of the file (one a flag masks), no other file.
 func (p *Plan) empty() bool {
-	return len(p.Changes) == 0 && len(p.Writes) <= 1 && len(p.Removes) == 0
+	return len(p.Changes) == 0 && len(p.Masked) == 0 && len(p.Writes) <= 1 && len(p.Removes) == 0
 }
 
 // outcome is what the plan says before anything is done: the changes, the
@@ -64,6 +71,33 @@ func (p *Plan) outcome(o Options) (*Outcome, error) {
 			out.Writes = append(out.Writes, w.Path)
 		}
 		out.Removes = p.Removes
+		out.Masked = p.Masked
+		if len(p.Masked) > 0 || o.NewArgs != nil {
+			// The effective configuration does not tell this change.
+			if out.Files, err = fileTexts(o.Setup.Root, p.Writes); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// fileTexts are the texts of the files written, before and after, secrets
+// redacted.
+func fileTexts(root string, writes []FileWrite) ([]FileText, error) {
+	var out []FileText
+	for _, w := range writes {
+		var before []byte
+		var err error
+		if root == "" {
+			before, err = nodefile.ReadFile(w.Path, nodefile.Config)
+		} else if rel, rerr := filepath.Rel(root, w.Path); rerr == nil {
+			before, err = nodefile.ReadFileIn(root, "/"+rel, nodefile.Config)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		out = append(out, FileText{Path: w.Path, Before: redactText(before), After: redactText(w.Content)})
 	}
 	return out, nil
 }
@@ -128,6 +162,7 @@ func plan(o Options) (*Plan, error) {
 	}
 	onlyRemoves := o.Dropin == "" && len(o.RemoveDropins) > 0
 	next := cur
+	newFile, current := o.NewFile, []byte(nil)
 	switch {
 	case onlyRemoves:
 		if o.NewFile != nil {
@@ -152,10 +187,23 @@ func plan(o Options) (*Plan, error) {
 		}
 		next.RemoveDropins = removeNames
 	default:
-		if err := checkNewFile(o, path); err != nil {
+		if current, err = currentFile(o, configFile, path); err != nil {
+			return nil, err
+		}
+		name := cmp.Or(o.NewFileName, path)
+		if o.Patch != nil {
+			if o.NewFile != nil {
+				return nil, fmt.Errorf("--patch goes instead of -f, not with it")
+			}
+			if newFile, err = configpatch.Apply(current, o.Patch, configpatch.Options{File: path, PatchFile: o.PatchName, Version: v}); err != nil {
+				return nil, fmt.Errorf("the patch: %w", err)
+			}
+			name = path + " + " + o.PatchName
+		}
+		if err := checkNewFile(v, newFile, name); err != nil {
 			return nil, fmt.Errorf("the new configuration: %w", err)
 		}
-		next.Config, next.ConfigName = o.NewFile, cmp.Or(o.NewFileName, path)
+		next.Config, next.ConfigName = newFile, name
 		if o.NewArgs != nil {
 			next.Args = o.NewArgs
 		}
@@ -172,9 +220,14 @@ func plan(o Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: after, Removes: removes,
-		Writes: append([]FileWrite{{Path: target, Content: o.NewFile}}, extra...)}
+		Writes: append([]FileWrite{{Path: target, Content: newFile}}, extra...)}
 	if onlyRemoves {
 		p.Writes = extra
+	}
+	if o.Dropin == "" && !onlyRemoves {
+		if p.Masked, err = masked(v, current, newFile, path, changes, old); err != nil {
+			return nil, err
+		}
 	}
 	for _, c := range changes {
 		for _, cl := range c.Classes {
@@ -205,25 +258,94 @@ func plan(o Options) (*Plan, error) {
 	return p, nil
 }
 
-// checkNewFile refuses a new --config file (at path) that does not decode
-// strictly for the kubelet's version, or sets gates it refuses.
-func checkNewFile(o Options, path string) error {
-	v := o.Setup.Version
-	if o.ReadAs != nil {
-		v = o.ReadAs
-	}
-	name := cmp.Or(o.NewFileName, path)
-	doc, err := config.Decode(o.NewFile, config.DecodeOptions{File: name, Version: v})
+// checkNewFile refuses a new --config file (named name) that does not
+// decode strictly for the kubelet's version, with every problem it has, or
+// that sets gates it refuses.
+func checkNewFile(v *schema.Version, content []byte, name string) error {
+	doc, err := config.Decode(content, config.DecodeOptions{File: name, Version: v})
 	if err != nil {
 		return err
 	}
 	if errs := doc.Errors(); len(errs) > 0 {
-		return errs[0]
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return errors.New(strings.Join(msgs, "; "))
 	}
 	if errs := v.CheckGates(doc.Config.FeatureGates); len(errs) > 0 {
 		return fmt.Errorf("%s: %s", name, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// currentFile is the --config file as it is on the node (node path
+// configFile, disk path path); nil when there is none yet (a migration
+// creates it).
+func currentFile(o Options, configFile, path string) ([]byte, error) {
+	var b []byte
+	var err error
+	if o.Setup.Root == "" {
+		b, err = nodefile.ReadFile(path, nodefile.Config)
+	} else {
+		b, err = nodefile.ReadFileIn(o.Setup.Root, configFile, nodefile.Config)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// masked are the fields the new --config file changes from the current
+// one that the effective configuration does not change (changes): a flag
+// or a drop-in sets them. A current file that does not decode masks
+// nothing (the change is the whole file).
+func masked(v *schema.Version, current, next []byte, path string, changes []diff.Change, old *effective.Result) ([]Masked, error) {
+	if current == nil {
+		return nil, nil
+	}
+	cur, err := config.Decode(current, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
+	if err != nil {
+		return nil, nil
+	}
+	nxt, err := config.Decode(next, config.DecodeOptions{File: path, Version: v})
+	if err != nil {
+		return nil, err
+	}
+	inFile, err := diff.Compute(config.Default(cur.Config, v), config.Default(nxt.Config, v), v)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := config.ToMap(old.Config, v)
+	if err != nil {
+		return nil, err
+	}
+	var out []Masked
+	for _, c := range inFile {
+		if slices.ContainsFunc(changes, func(e diff.Change) bool { return e.Path == c.Path }) {
+			continue
+		}
+		from := "a flag or a drop-in"
+		if o, ok := old.Origins[c.Path]; ok && o.Kind != "default" {
+			from = o.String()
+		}
+		out = append(out, Masked{Path: c.Path, File: c.New, Runs: valueAt(runs, c.Path), From: from})
+	}
+	return out, nil
+}
+
+// valueAt is the value at a field path of a configuration rendered by
+// config.ToMap.
+func valueAt(m map[string]any, path string) any {
+	var cur any = m
+	for _, k := range strings.Split(path, ".") {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[k]
+	}
+	return cur
 }
 
 func stateWrites(files []string) []FileWrite {

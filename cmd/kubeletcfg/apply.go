@@ -28,6 +28,7 @@ type applyFlags struct {
 	setupFlags
 	node    string
 	file    string
+	patch   string
 	dryRun  bool
 	drained bool
 	// allowInsecure lets a change through that breaks a passing CIS check.
@@ -53,15 +54,20 @@ type applyFlags struct {
 func newApplyCmd(s streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:   "apply --node NAME (-f NEW.yaml | --dropin NAME=FILE... | --remove-dropin NAME... | --from-migrate) [--restart-command CMD] [-- KUBELET_ARGS]",
+		Use:   "apply --node NAME (-f NEW.yaml | --patch PATCH.yaml | --dropin NAME=FILE... | --remove-dropin NAME... | --from-migrate) [--restart-command CMD] [-- KUBELET_ARGS]",
 		Short: "Change the node's kubelet config file or drop-ins safely: backup, atomic write, restart, health watch, rollback",
 		Long: `apply lays NEW.yaml (or the drop-ins, or the migration) over the node's setup,
 judges the result as the node's kubelet version does, shows what changes and
 what each change takes, then (unless --dry-run) takes the node's lock, backs the
-files up (config.yaml.bak.DATE, never overwriting a backup), writes them
+files up (config.yaml.bak.TIME, never overwriting a backup), writes them
 atomically keeping owner, mode and extended attributes (SELinux label), restarts
 the kubelet, and watches it. If it is not healthy, the old file is put back, the
 kubelet restarted and watched again, and the cause is reported.
+
+--patch sets some fields of the current --config file instead of replacing it
+(an RFC 7386 merge patch: null removes a field); the result is judged whole.
+A file change a flag or a drop-in masks is written all the same, and named in
+the output (masked).
 
 The kubelet's command line is read from the node (its unit, drop-ins and env
 files, --from files, or after --). --node must name this node.
@@ -119,6 +125,7 @@ Exit codes: 0 applied (or nothing to change), 1 a dry run that would change,
 2 refused (invalid, wrong node, locked, usage or I/O error), 3 applied, failed
 and rolled back.`,
 		Example: `  kubeletcfg apply --node node-1 -f new-config.yaml --dry-run
+  kubeletcfg apply --node node-1 --patch patch.yaml   # maxPods: 150, containerLogMaxSize: null
   kubeletcfg apply --node node-1 --dropin 50-reserved.conf=reserved.yaml
   kubeletcfg apply --node node-1 --from-migrate
   kubeletcfg apply --node node-1 -f new-config.yaml --restart-command /usr/local/sbin/restart-kubelet --pid-file /run/kubelet.pid`,
@@ -129,6 +136,7 @@ and rolled back.`,
 	bindApplyFlags(cmd, f)
 	fl := cmd.Flags()
 	fl.StringVarP(&f.file, "filename", "f", "", "the new config file")
+	fl.StringVar(&f.patch, "patch", "", "a JSON merge patch (RFC 7386, YAML or JSON) onto the --config file instead of -f: the fields it names set, null removes one, the rest kept")
 	return cmd
 }
 
@@ -217,21 +225,29 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 		}
 		more = append(more, apply.FileWrite{Path: name, Content: content})
 	}
-	if f.node == "" || (f.file == "" && len(f.removeDropins) == 0) {
-		return fmt.Errorf("--node and -f (or --dropin, or --remove-dropin) are required")
+	if f.patch != "" && (f.file != "" || len(f.removeDropins) > 0) {
+		return fmt.Errorf("--patch sets fields of the --config file: not with -f, --dropin or --remove-dropin")
+	}
+	if f.node == "" || (f.file == "" && f.patch == "" && len(f.removeDropins) == 0) {
+		return fmt.Errorf("--node and -f (or --patch, --dropin, --remove-dropin) are required")
 	}
 	setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
 	if err != nil {
 		return err
 	}
-	var content []byte
+	var content, patch []byte
 	if f.file != "" {
 		if content, err = nodefile.ReadFile(f.file, nodefile.Config); err != nil {
 			return err
 		}
 	}
+	if f.patch != "" {
+		if patch, err = nodefile.ReadFile(f.patch, nodefile.Config); err != nil {
+			return err
+		}
+	}
 	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, NewFileName: f.file,
-		Dropin: dropinName, MoreDropins: more, RemoveDropins: f.removeDropins}, apply.Run)
+		Patch: patch, PatchName: f.patch, Dropin: dropinName, MoreDropins: more, RemoveDropins: f.removeDropins}, apply.Run)
 }
 
 func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
@@ -350,8 +366,8 @@ func (f *applyFlags) directCA() string {
 // runApplyMigration applies kubeletcfg migrate's result to the node: the
 // config file, and the environment files rewritten to the remaining flags.
 func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
-	if f.file != "" || len(f.dropins) > 0 || len(args) > 0 {
-		return fmt.Errorf("--from-migrate takes the flags from the node's unit and env files (or --from): no -f, --dropin or command line")
+	if f.file != "" || f.patch != "" || len(f.dropins) > 0 || len(args) > 0 {
+		return fmt.Errorf("--from-migrate takes the flags from the node's unit and env files (or --from): no -f, --patch, --dropin or command line")
 	}
 	setup, err := f.setup(s, nil, false)
 	if err != nil {
@@ -406,6 +422,9 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 				fmt.Fprintf(s.Out, "would remove: %s\n", strings.Join(out.Removes, ", "))
 			}
 			printBreaks(s, out.Breaks)
+			for _, m := range out.Masked {
+				fmt.Fprintf(s.Out, "masked: %s: the file sets %s, the kubelet runs %s from %s\n", m.Path, diff.Value(m.File), diff.Value(m.Runs), m.From)
+			}
 			if out.RolledBack {
 				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
 			} else if out.Applied && err == nil {
