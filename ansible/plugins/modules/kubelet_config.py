@@ -316,6 +316,18 @@ rolled_back:
   description: The change was applied, the kubelet did not stay healthy, and the old configuration was put back.
   returned: always
   type: bool
+masked:
+  description:
+    - The fields the new config file changes that the kubelet does not run, because a flag or a drop-in sets them
+      (also warned about). The file is written all the same, so the next run is no change.
+  returned: when there are
+  type: list
+  elements: dict
+  sample:
+    - path: maxPods
+      file: 120
+      runs: 150
+      from: flag --max-pods (from /etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS))
 kubelet_version:
   description: The kubelet minor the change was judged for.
   returned: when kubeletcfg planned the change
@@ -568,6 +580,8 @@ def main():
     )
     if out.get("backup"):
         result["backup_file"] = out["backup"]
+    if out.get("masked"):
+        result["masked"] = out["masked"]
     if out.get("breaks"):
         result["breaks"] = out["breaks"]
         for b in out["breaks"]:
@@ -583,6 +597,9 @@ def main():
             result["diff"] = [effective] + files
         else:
             result["diff"] = effective
+    for m in out.get("masked") or []:
+        module.warn("%s: the file now sets %s, but the kubelet runs %s from %s; the file's value takes effect once that is gone" % (
+            m.get("path"), json.dumps(m.get("file")), json.dumps(m.get("runs")), m.get("from")))
     for w in out.get("warnings") or []:
         module.warn(speak_options(w if isinstance(w, str) else w.get("message", json.dumps(w)), labels))
     for c in out["changes"]:
