@@ -87,6 +87,54 @@ func TestAnsibleRollout(t *testing.T) {
 		t.Errorf("the second run restarted the kubelet (pid %s -> %s)", pid, again)
 	}
 
+	// config_patch: one field set on every node, the rest of each file
+	// left; live on the real kubelet's /configz; the same again is no
+	// change and no restart.
+	patchInv := func() string {
+		var hosts []harness.Host
+		for _, h := range []struct {
+			name string
+			vars map[string]any
+		}{{"node-0", real}, {"node-1", standIns["node-1"]}, {"node-2", standIns["node-2"]}} {
+			vars := map[string]any{}
+			for k, v := range h.vars {
+				if k != "kubelet_config_src" {
+					vars[k] = v
+				}
+			}
+			vars["kubelet_config_patch"] = map[string]any{"containerLogMaxSize": "25Mi"}
+			hosts = append(hosts, harness.Host{Name: h.name, Vars: vars})
+		}
+		return e.Inventory(t, hosts)
+	}()
+	r = e.Playbook(t, patchInv, "kubeletcfg.kubelet.rollout", extra)
+	if r.Code != 0 {
+		t.Fatalf("config_patch: exit %d\n%s", r.Code, r.Output)
+	}
+	if ev := r.One(t, "node-0", "Apply the change"); !ev.Changed() || !strings.Contains(ev.String(), `"path":"containerLogMaxSize"`) || strings.Contains(ev.String(), `"path":"maxPods"`) {
+		t.Errorf("config_patch on the real kubelet: want containerLogMaxSize changed, nothing else:\n%s", ev)
+	}
+	live := configzField(t, "containerLogMaxSize")
+	if live != "25Mi" || configzMaxPods(t) != 111 {
+		t.Errorf("after config_patch /configz: containerLogMaxSize %v (want 25Mi), maxPods %v (want 111, left)", live, configzMaxPods(t))
+	}
+	if got := readFile(t, cfg); !strings.Contains(got, "maxPods: 111") || !strings.Contains(got, "containerLogMaxSize: 25Mi") || !strings.Contains(got, "failCgroupV1: false") {
+		t.Errorf("the config file after config_patch:\n%s", got)
+	}
+	pid, _ = os.ReadFile(k.PidFile)
+	r = e.Playbook(t, patchInv, "kubeletcfg.kubelet.rollout", extra)
+	if r.Code != 0 {
+		t.Fatalf("config_patch again: exit %d\n%s", r.Code, r.Output)
+	}
+	for _, n := range []string{"node-0", "node-1", "node-2"} {
+		if ev := r.One(t, n, "Apply the change"); ev.Changed() {
+			t.Errorf("config_patch again on %s: changed\n%s", n, ev)
+		}
+	}
+	if again, _ := os.ReadFile(k.PidFile); string(again) != string(pid) {
+		t.Errorf("config_patch again restarted the kubelet (pid %s -> %s)", pid, again)
+	}
+
 	// Valid, fatal at start on this host: rolled back on the canary, and the
 	// next batch is not started.
 	standInFiles := func() string {
@@ -98,7 +146,7 @@ func TestAnsibleRollout(t *testing.T) {
 		return all
 	}
 	before := standInFiles()
-	inv = inventory(base+"cgroupDriver: cgroupfs\nmaxPods: 122\n"+fatalAtStart, standInBase+"containerLogMaxSize: 30Mi\n")
+	inv = inventory(base+"cgroupDriver: cgroupfs\nmaxPods: 122\ncontainerLogMaxSize: 25Mi\n"+fatalAtStart, standInBase+"containerLogMaxSize: 30Mi\n")
 	r = e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", extra)
 	if r.Code == 0 {
 		t.Fatalf("fatal change: exit 0\n%s", r.Output)
@@ -115,7 +163,7 @@ func TestAnsibleRollout(t *testing.T) {
 	if standInFiles() != before {
 		t.Error("the stand-in nodes were touched after the canary's rollback")
 	}
-	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "maxPods: 111") || strings.Contains(string(got), "kubeReserved") {
+	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "maxPods: 111") || !strings.Contains(string(got), "containerLogMaxSize: 25Mi") || strings.Contains(string(got), "kubeReserved") {
 		t.Errorf("after the rollback the config file is:\n%s", got)
 	}
 	k.waitHealthy(t)
