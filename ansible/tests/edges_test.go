@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -485,6 +486,13 @@ func TestEdges(t *testing.T) {
 	// result is validated whole, and the second run changes nothing.
 	t.Run("config_patch", func(t *testing.T) {
 		e := ok(t, "config_patch", true)
+		// As RETURN's sample names it.
+		if b, _ := e.Result["backup_file"].(string); !regexp.MustCompile(`/config\.yaml\.bak\.\d{8}T\d{6}\.\d{9}Z$`).MatchString(b) {
+			t.Errorf("backup_file %q is not named as RETURN's sample", b)
+		}
+		if _, ok := e.Result["restart_to_healthy_s"].(float64); !ok {
+			t.Errorf("no restart_to_healthy_s after a healthy change:\n%s", e)
+		}
 		b := slurped(t, r.Task(t, "edge-1", "file after config_patch"))
 		got := toMap(b)
 		if got["containerLogMaxSize"] != "30Mi" || got["shutdownGracePeriodCriticalPods"] != nil || got["shutdownGracePeriod"] != "30s" || got["maxPods"] != 110.0 {
@@ -537,8 +545,11 @@ func TestEdges(t *testing.T) {
 	})
 	t.Run("a rollback the old configuration does not bring up either is said so", func(t *testing.T) {
 		e := failed(t, "a rollback the old configuration does not bring up either", "not healthy on it either")
-		if e.Result["rolled_back"] != true {
-			t.Errorf("want rolled_back:\n%s", e)
+		if e.Result["rolled_back"] != true || e.Result["rc"] != 2.0 {
+			t.Errorf("want rolled_back and rc 2 (RETURN: rc):\n%s", e)
+		}
+		if _, ok := e.Result["restart_to_healthy_s"]; ok {
+			t.Errorf("restart_to_healthy_s on a rollback (RETURN: only when the kubelet stayed healthy):\n%s", e)
 		}
 	})
 

@@ -312,6 +312,9 @@ func TestFleet(t *testing.T) {
 			t.Fatalf("exit 0 for a change that kills the kubelet\n%s", r.Output)
 		}
 		ev := r.One(t, "node-1", "Apply the change")
+		if _, ok := ev.Result["restart_to_healthy_s"]; ok || ev.Result["rc"] != 3.0 {
+			t.Errorf("the canary: want rc 3 and no restart_to_healthy_s after a rollback (RETURN):\n%s", ev)
+		}
 		if ev.Status != "failed" || ev.Result["rolled_back"] != true || !ev.Changed() ||
 			!strings.Contains(ev.Msg(), "rolled back to ") || !strings.Contains(ev.Msg(), "cgroups manager") {
 			t.Errorf("the canary: want failed, rolled back, with the kubelet's error:\n%s", ev)
