@@ -23,7 +23,8 @@ import (
 //   - playbook-20-hosts: the same over 20 hosts (default forks, 5);
 //     ns/host is the per-host cost
 //   - rollout-1-host, rollout-20-hosts: the rollout playbook (a canary,
-//     then one batch of the others), nothing to change
+//     then one batch of the others), nothing to change; -no-become without
+//     privilege escalation (su on the test machine)
 //
 // cpu-ns/host is the user and system time of ansible-playbook and all it
 // ran (the module, kubeletcfg) per host: what the controller and node spend,
@@ -98,4 +99,10 @@ func BenchmarkNoChange(b *testing.B) {
 	rollout := map[string]any{"kubelet_config_src": desired, "kubelet_batch": "100%", "kubelet_drain": false}
 	b.Run("rollout-1-host", func(b *testing.B) { playbook(b, hosts[:1], "kubeletcfg.kubelet.rollout", rollout) })
 	b.Run("rollout-20-hosts", func(b *testing.B) { playbook(b, hosts, "kubeletcfg.kubelet.rollout", rollout) })
+	// The same without become: what taking root (su here) costs per host.
+	plain := map[string]any{"kubelet_become": false}
+	for k, v := range rollout {
+		plain[k] = v
+	}
+	b.Run("rollout-20-hosts-no-become", func(b *testing.B) { playbook(b, hosts, "kubeletcfg.kubelet.rollout", plain) })
 }
