@@ -193,7 +193,7 @@ class Kubeletcfg(object):
         for doc in docs:
             if isinstance(doc, dict) and doc.get("version", 0) not in JSON_VERSIONS:
                 raise KubeletcfgError("%s answers in JSON version %s, this collection reads versions %s: "
-                                      "install the collection that goes with it" % (self.binary, doc.get("version"), JSON_VERSIONS))
+                                      "install the collection that goes with it" % (self.binary, doc.get("version"), JSON_VERSIONS), **ran)
             if isinstance(doc, dict) and "error" in doc and set(doc) <= set(("error", "version")):
                 error = doc["error"]
             elif outcome is None:
