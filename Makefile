@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema fuzz fuzz-ci bench bench-fleet clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-sanity ansible-demo ansible-bench
+.PHONY: all build test vet demo schema startup-words fuzz fuzz-ci bench bench-fleet clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-sanity ansible-demo ansible-bench
 
 all: build
 
@@ -86,8 +86,13 @@ ansible-demo: build ansible-core
 
 # Regenerate schema/data and testdata/reference from the kubelet's own code
 # (builds a generator per release in schema/releases.txt; ~5 min each cold).
-schema: legacy-flags
+schema: legacy-flags startup-words
 	hack/schemagen/generate.sh
+
+# The kubelet's start-up messages of every release (the table of start-up
+# refusals, package startup), read from each release's source.
+startup-words:
+	$(GO) run ./hack/startupsrc -out schema/data/startup.json
 
 # Every fuzzer for FUZZTIME; CI runs them briefly (fuzz-ci) after make test.
 FUZZTIME ?= 30s
