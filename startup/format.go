@@ -15,6 +15,9 @@ type pattern struct {
 	// literal is how much fixed text the format has: a longer one is a more
 	// specific match.
 	literal int
+	// leadingVerb: the format starts with a verb (its fixed text starts
+	// after what the verb printed).
+	leadingVerb bool
 }
 
 // compileFormat turns a Go format string into a pattern. %q captures a
@@ -22,6 +25,12 @@ type pattern struct {
 // the shortest text that lets the rest match (the last one, all to the end
 // of the message).
 func compileFormat(format string) (*pattern, error) {
+	return compileFormatLast(format, `(.*)`)
+}
+
+// compileFormatLast is compileFormat with the last verb's expression given
+// (for a format found many times in one message: it must stop).
+func compileFormatLast(format, last string) (*pattern, error) {
 	var b strings.Builder
 	b.WriteString("(?s)")
 	literal := 0
@@ -60,7 +69,7 @@ func compileFormat(format string) (*pattern, error) {
 		case verb == 'd':
 			b.WriteString(`(-?[0-9]+)`)
 		case i == lastVerb:
-			b.WriteString(`(.*)`)
+			b.WriteString(last)
 		default:
 			b.WriteString(`(.*?)`)
 		}
@@ -70,7 +79,8 @@ func compileFormat(format string) (*pattern, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pattern{format: format, re: re, literal: literal}, nil
+	lead := strings.HasPrefix(format, "%") && !strings.HasPrefix(format, "%%")
+	return &pattern{format: format, re: re, literal: literal, leadingVerb: lead}, nil
 }
 
 // lastVerbAt is the index of the last verb's % in format, or -1.

@@ -169,15 +169,17 @@ func (t *Table) Has(id string) bool {
 	return false
 }
 
-// Classify finds the class of the kubelet's words: of the formats of this
-// version found in them, the one with the most fixed text (the most
-// specific) that is not a stage. Nil when no class's words are there.
+// Classify finds the class of the kubelet's words. Errors wrap errors
+// ("failed to run Kubelet: failed to create kubelet: <cause>"): of the
+// formats of this version found in the words, the innermost one (the one
+// whose fixed text starts last) that is not a stage wins, then the one with
+// the most fixed text. Nil when no class's words are there.
 func (t *Table) Classify(words string) *Match {
 	var best *Match
-	bestLen := -1
+	bestAt, bestLen := -1, -1
 	var stages []stageAt
 	for _, e := range t.entries {
-		loc := e.pattern.re.FindStringIndex(words)
+		loc := e.pattern.re.FindStringSubmatchIndex(words)
 		if loc == nil {
 			continue
 		}
@@ -185,7 +187,11 @@ func (t *Table) Classify(words string) *Match {
 			stages = append(stages, stageAt{loc[0], e.pattern.format})
 			continue
 		}
-		if e.pattern.literal <= bestLen {
+		at := loc[0]
+		if e.pattern.leadingVerb && len(loc) >= 4 {
+			at = loc[3] // where its fixed text starts
+		}
+		if at < bestAt || (at == bestAt && e.pattern.literal <= bestLen) {
 			continue
 		}
 		caps := e.pattern.match(words)
@@ -195,10 +201,22 @@ func (t *Table) Classify(words string) *Match {
 				m.Captures[name] = caps[i]
 			}
 		}
-		best, bestLen = m, e.pattern.literal
+		best, bestAt, bestLen = m, at, e.pattern.literal
 	}
 	if best == nil {
 		return nil
+	}
+	// The class's other words found there add what they print.
+	for _, e := range t.entries {
+		if e.class.ID != best.Class.ID || e.probe.Stage || e.pattern.format == best.Format {
+			continue
+		}
+		caps := e.pattern.match(words)
+		for i, name := range e.probe.Captures {
+			if _, ok := best.Captures[name]; name != "" && !ok && i < len(caps) {
+				best.Captures[name] = caps[i]
+			}
+		}
 	}
 	sort.SliceStable(stages, func(i, j int) bool { return stages[i].at < stages[j].at })
 	for _, s := range stages {
@@ -252,4 +270,24 @@ func Fill(wording string, values map[string]string) string {
 		wording = wording[i+j+1:]
 	}
 	return b.String()
+}
+
+// All finds every occurrence of the match's format in the words (a list of
+// errors the kubelet joined), each as the probe's captures.
+func (m *Match) All(words string) []map[string]string {
+	p, err := compileFormatLast(m.Format, `([^,\]]*)`)
+	if err != nil {
+		return nil
+	}
+	var out []map[string]string
+	for _, caps := range p.re.FindAllStringSubmatch(words, 1000) {
+		one := map[string]string{}
+		for i, name := range m.Probe.Captures {
+			if name != "" && i+1 < len(caps) {
+				one[name] = unquote(caps[i+1])
+			}
+		}
+		out = append(out, one)
+	}
+	return out
 }
