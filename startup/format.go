@@ -68,6 +68,10 @@ func compileFormatLast(format, last string) (*pattern, error) {
 			b.WriteString(`("(?:[^"\\]|\\.)*"|` + "`[^`]*`" + `|'(?:[^'\\]|\\.)*')`)
 		case verb == 'd':
 			b.WriteString(`(-?[0-9]+)`)
+		case i == 0:
+			// What a leading verb prints is a name: the text before it
+			// is the errors that wrap this one.
+			b.WriteString(`(\S+)`)
 		case i == lastVerb:
 			b.WriteString(last)
 		default:

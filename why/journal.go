@@ -123,6 +123,14 @@ type journal struct {
 // runJournal runs journalctl with args and hands each record to fn, within
 // the journal's time and byte budget. fn returns false to stop.
 func (j *journal) query(ctx context.Context, args []string, fn func(*record) bool) error {
+	if !time.Now().Before(j.deadline) || j.budget <= 0 {
+		// Out of time or bytes: the rest is not read (said once).
+		if !j.truncated {
+			j.truncated = true
+			j.notes = append(j.notes, "stopped reading the journal at a limit: the explanation is from what was read")
+		}
+		return nil
+	}
 	ctx, cancel := context.WithDeadline(ctx, j.deadline)
 	defer cancel()
 	full := []string{"--no-pager", "--output=json", "--all", "--output-fields=" + strings.Join(journalFields, ",")}
@@ -166,7 +174,7 @@ func (j *journal) query(ctx context.Context, args []string, fn func(*record) boo
 		}
 	}
 	j.read += j.budget - lr.N
-	if lr.N <= 0 && !stopped {
+	if lr.N <= 0 && !stopped && !j.truncated {
 		j.truncated = true
 		j.notes = append(j.notes, fmt.Sprintf("stopped reading the journal after %d bytes: the explanation is from what was read", j.read))
 	}
@@ -177,8 +185,10 @@ func (j *journal) query(ctx context.Context, args []string, fn func(*record) boo
 	werr := cmd.Wait()
 	switch {
 	case ctx.Err() != nil && !stopped:
-		j.truncated = true
-		j.notes = append(j.notes, "stopped reading the journal at the time limit: the explanation is from what was read")
+		if !j.truncated {
+			j.truncated = true
+			j.notes = append(j.notes, "stopped reading the journal at the time limit: the explanation is from what was read")
+		}
 		return nil
 	case stopped || lr.N <= 0:
 		return nil

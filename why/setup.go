@@ -170,7 +170,7 @@ func (l *Layers) fromLayer(o dropins.Origin) Origin {
 		out.Text = originText(out)
 		return out
 	}
-	out := Origin{Kind: o.Kind, File: o.File, Line: o.Line}
+	out := Origin{Kind: o.Kind, File: l.nodePath(o.File), Line: o.Line}
 	out.Text = originText(out)
 	return out
 }
