@@ -73,8 +73,8 @@ type Confirmation struct {
 
 // Process is the kubelet's process of the start explained.
 type Process struct {
-	PID        int       `json:"pid,omitempty"`
-	Invocation string    `json:"invocation,omitempty"`
+	PID        int        `json:"pid,omitempty"`
+	Invocation string     `json:"invocation,omitempty"`
 	Started    *time.Time `json:"started,omitempty"`
 	// Exit is how it ended, as systemd recorded it ("exited, status=1",
 	// "killed, status=9/KILL"); Result is the unit's result.

@@ -189,7 +189,7 @@ func TestExplainFromLog(t *testing.T) {
 		{
 			name:  "locked gate in a drop-in: a panic",
 			minor: "1.37",
-			tree: tree{dropins: map[string]string{"20-gates.conf": "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  KubeletCgroupDriverFromCRI: false\n"}},
+			tree:  tree{dropins: map[string]string{"20-gates.conf": "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  KubeletCgroupDriverFromCRI: false\n"}},
 			lines: []string{
 				"panic: failed to merge global and in-flight KubeletConfiguration while setting defaults, error: cannot set feature gate KubeletCgroupDriverFromCRI to false, feature is locked to true",
 				"",
