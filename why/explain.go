@@ -565,7 +565,7 @@ func (x *explainer) finish() {
 		x.values["value"] = e.Value
 	}
 	if e.Origin != nil {
-		x.values["origin"] = e.Origin.Text
+		x.values["origin"] = e.Origin.Place()
 		if e.Origin.Kind == "default" || e.Origin.Kind == "flags-default" {
 			x.values["where"] = " in the config file"
 			if note := defaultHistory(x.v, e.Field); note != "" {

@@ -430,3 +430,45 @@ func defaultOf(v *schema.Version, path string) (string, bool) {
 	b, err := json.Marshal(cur)
 	return string(b), err == nil
 }
+
+// FieldValue is a field's effective value as text ("" when unset or
+// unknown); a key of a map field is a path too (featureGates.Foo).
+func (l *Layers) FieldValue(path string) string { return l.fieldValue(path) }
+
+// FieldOrigin is where a field's effective value came from.
+func (l *Layers) FieldOrigin(path string) (Origin, bool) { return l.fieldOrigin(path) }
+
+// FlagValue is the value of the last occurrence of a flag on the kubelet's
+// command line, and where it was written.
+func (l *Layers) FlagValue(name string) (string, Origin, bool) {
+	o, v, ok := l.flagOrigin(name)
+	return v, o, ok
+}
+
+// OnNode is where a path the kubelet names is read on this machine (under
+// the root of an image, links resolved inside it).
+func (l *Layers) OnNode(p string, dir bool) (string, error) { return l.onNode(p, dir) }
+
+// Place says where to make a change to a value of this origin: the file and
+// line or the flag's line; for a default, the config file.
+func (o Origin) Place() string {
+	switch o.Kind {
+	case "default", "flags-default":
+		return "the config file (unset now: " + o.Text + ")"
+	}
+	return o.Text
+}
+
+// Refusal is the kubelet's refusal of the effective configuration on a
+// host, as Result.Verdict decides it: its validation errors (class
+// config-invalid), else, when validation passes, what only its start-up
+// parses (class value-unparsable); nothing when it takes it.
+func (l *Layers) Refusal(host validate.Host) (class string, errs []validate.Error) {
+	if l.Result == nil || l.Result.VerdictOnHost(host) == nil {
+		return "", nil
+	}
+	if errs := validate.ConfigOnHost(l.Result.Config, l.Version, host); len(errs) > 0 {
+		return "config-invalid", errs
+	}
+	return "value-unparsable", validate.Startup(l.Result.Config, l.Version)
+}

@@ -124,6 +124,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error
 		newGuardCmd(),
 		newRecoverCmd(s),
 		newWhyCmd(s),
+		newPreflightCmd(s),
 	)
 	strictCompletion(root)
 	return root

@@ -1,0 +1,216 @@
+package preflight
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/node"
+)
+
+// fakeHost has the host facts a test gives; its files are those of a
+// directory (the node's tree).
+type fakeHost struct {
+	imageHost
+	v1, systemd bool
+	swaps       []string
+	listeners   map[int]string // port → process ("kubelet (pid 1)" is the kubelet)
+	memory      int64
+	cpus        int
+}
+
+func (f fakeHost) Live() bool              { return true }
+func (f fakeHost) CgroupV1() (bool, bool)  { return f.v1, true }
+func (f fakeHost) Swaps() ([]string, bool) { return f.swaps, true }
+func (f fakeHost) Systemd() (bool, bool)   { return f.systemd, true }
+func (f fakeHost) Memory() (int64, bool)   { return f.memory, true }
+func (f fakeHost) CPUs() (int, bool)       { return f.cpus, true }
+func (f fakeHost) Listener(port int) (string, bool, bool) {
+	who := f.listeners[port]
+	return who, strings.HasPrefix(who, "kubelet "), true
+}
+
+const base = `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+`
+
+// node writes a node tree: the config file at /etc/kubelet.yaml, plus
+// files (path → content).
+func nodeTree(t *testing.T, config string, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	all := map[string]string{"etc/kubelet.yaml": base + config}
+	for k, v := range files {
+		all[k] = v
+	}
+	for name, content := range all {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The container runtime's socket.
+	sock := filepath.Join(root, "run/containerd/containerd.sock")
+	_ = os.MkdirAll(filepath.Dir(sock), 0o755)
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return root
+}
+
+func check(t *testing.T, minor, root string, h Host, args ...string) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), Options{
+		Setup: node.Source{Root: root, KubeletVersion: minor, VersionSet: true, Args: append([]string{"--config=/etc/kubelet.yaml"}, args...), Dashed: true},
+		Host:  h,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func find(r *Result, class string) *Finding {
+	for i := range r.Findings {
+		if r.Findings[i].Class == class && r.Findings[i].Status != OK {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}
+
+func TestPreflight(t *testing.T) {
+	healthy := func(root string) fakeHost {
+		return fakeHost{imageHost: imageHost{root: root}, systemd: true, memory: 8 << 30, cpus: 4, listeners: map[int]string{}}
+	}
+	for _, tc := range []struct {
+		name, minor, config string
+		files               map[string]string
+		args                []string
+		host                func(fakeHost) fakeHost
+		class, status       string // "" class: nothing refused or degraded
+		origin              string
+		fact                string
+	}{
+		{name: "healthy", minor: "1.37", config: "failCgroupV1: false\n", host: func(h fakeHost) fakeHost { h.v1 = true; return h }},
+		{name: "cgroup v1, failCgroupV1 by default", minor: "1.37", host: func(h fakeHost) fakeHost { h.v1 = true; return h },
+			class: "cgroup-v1", status: Refused, origin: "default (1.37)"},
+		{name: "cgroup v1, 1.34 does not refuse it", minor: "1.34", host: func(h fakeHost) fakeHost { h.v1 = true; return h }},
+		{name: "swap on", minor: "1.37", config: "failCgroupV1: false\n", host: func(h fakeHost) fakeHost { h.swaps = []string{"/swapfile"}; return h },
+			class: "swap-on", status: Refused, fact: "/swapfile"},
+		{name: "swap on, failSwapOn false", minor: "1.37", config: "failCgroupV1: false\nfailSwapOn: false\n", host: func(h fakeHost) fakeHost { h.swaps = []string{"/swapfile"}; return h }},
+		{name: "systemd driver without systemd", minor: "1.37", config: "cgroupDriver: systemd\n", host: func(h fakeHost) fakeHost { h.systemd = false; return h },
+			class: "cgroup-driver-systemd", status: Refused, origin: "/etc/kubelet.yaml:3"},
+		{name: "port taken", minor: "1.37", host: func(h fakeHost) fakeHost { h.listeners[10250] = "nginx (pid 7)"; return h },
+			class: "port-in-use", status: Refused, fact: "nginx (pid 7)"},
+		{name: "port the running kubelet's", minor: "1.37", host: func(h fakeHost) fakeHost { h.listeners[10250] = "kubelet (pid 7)"; return h }},
+		{name: "read-only port taken", minor: "1.37", config: "readOnlyPort: 10255\n", host: func(h fakeHost) fakeHost { h.listeners[10255] = "nc (pid 8)"; return h },
+			class: "port-in-use", status: Refused, origin: "/etc/kubelet.yaml:3"},
+		{name: "healthz port taken: degraded", minor: "1.37", host: func(h fakeHost) fakeHost { h.listeners[10248] = "nc (pid 9)"; return h },
+			class: "healthz-port-in-use", status: Degraded},
+		{name: "reserved beyond capacity", minor: "1.37", config: "kubeReserved:\n  memory: 10Gi\n",
+			class: "reserved-beyond-capacity", status: Refused, origin: "/etc/kubelet.yaml:4", fact: "the host has 8Gi"},
+		{name: "client CA missing", minor: "1.37", config: "authentication:\n  x509:\n    clientCAFile: /etc/ca.crt\n",
+			class: "client-ca-missing", status: Refused, origin: "/etc/kubelet.yaml:5"},
+		{name: "client CA there", minor: "1.37", config: "authentication:\n  x509:\n    clientCAFile: /etc/ca.crt\n", files: map[string]string{"etc/ca.crt": "x"}},
+		{name: "kubeconfig missing", minor: "1.37", args: []string{"--kubeconfig=/etc/kubelet.conf"},
+			class: "kubeconfig-missing", status: Refused, origin: "flag --kubeconfig"},
+		{name: "kubeconfig from bootstrap", minor: "1.37", args: []string{"--kubeconfig=/etc/kubelet.conf", "--bootstrap-kubeconfig=/etc/boot.conf"}, files: map[string]string{"etc/boot.conf": "x"}},
+		{name: "stale CPU manager checkpoint", minor: "1.37", config: "cpuManagerPolicy: static\n",
+			files: map[string]string{"var/lib/kubelet/cpu_manager_state": `{"policyName":"none","defaultCpuSet":"","checksum":1}`},
+			class: "cpu-manager-state", status: Refused, origin: "/etc/kubelet.yaml:3"},
+		{name: "static pod path missing: degraded", minor: "1.37", config: "staticPodPath: /etc/kubernetes/manifests\n",
+			class: "static-pod-path-missing", status: Degraded},
+		{name: "logind's delay below the grace period: degraded", minor: "1.37", config: "shutdownGracePeriod: 30s\n",
+			files: map[string]string{"etc/systemd/logind.conf.d/10-x.conf": "[Login]\nInhibitDelayMaxSec=10s\n"},
+			class: "logind-inhibit-delay", status: Degraded, fact: "/etc/systemd/logind.conf.d/10-x.conf:2"},
+		{name: "logind's delay enough", minor: "1.37", config: "shutdownGracePeriod: 30s\n",
+			files: map[string]string{"etc/systemd/logind.conf": "[Login]\nInhibitDelayMaxSec=1min\n"}},
+		{name: "invalid configuration: refused on any host", minor: "1.37", config: "maxPods: -3\n",
+			class: "config-invalid", status: Refused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := nodeTree(t, tc.config, tc.files)
+			h := healthy(root)
+			if tc.host != nil {
+				h = tc.host(h)
+			}
+			res := check(t, tc.minor, root, h, tc.args...)
+			if tc.class == "" {
+				for _, f := range res.Findings {
+					if f.Status != OK {
+						t.Errorf("unexpected %s %s: %s", f.Status, f.Class, f.Fact)
+					}
+				}
+				if !res.Starts {
+					t.Error("refused")
+				}
+				return
+			}
+			f := find(res, tc.class)
+			if f == nil {
+				t.Fatalf("no %s in %+v", tc.class, res.Findings)
+			}
+			if f.Status != tc.status {
+				t.Errorf("status %s, want %s", f.Status, tc.status)
+			}
+			if res.Starts != (tc.status != Refused) {
+				t.Errorf("starts %v with a %s finding", res.Starts, f.Status)
+			}
+			if tc.origin != "" && (f.Origin == nil || f.Origin.Text != tc.origin) {
+				t.Errorf("origin %+v, want %s", f.Origin, tc.origin)
+			}
+			if !strings.Contains(f.Fact, tc.fact) {
+				t.Errorf("fact %q lacks %q", f.Fact, tc.fact)
+			}
+			if f.Fix == "" {
+				t.Error("no fix")
+			}
+		})
+	}
+}
+
+// Under --root the host facts are conditions: never a refusal.
+func TestPreflightImage(t *testing.T) {
+	root := nodeTree(t, "cgroupDriver: systemd\n", nil)
+	res := check(t, "1.37", root, nil)
+	if !res.Starts || res.Live {
+		t.Fatalf("starts %v live %v", res.Starts, res.Live)
+	}
+	for _, class := range []string{"cgroup-v1", "swap-on", "cgroup-driver-systemd", "port-in-use"} {
+		f := find(res, class)
+		if f == nil || f.Status != Condition {
+			t.Errorf("%s: %+v", class, f)
+		}
+	}
+	if !res.Warned() {
+		t.Error("conditions are warnings")
+	}
+}
+
+func TestTimeSpan(t *testing.T) {
+	for in, want := range map[string]time.Duration{"5": 5 * time.Second, "30s": 30 * time.Second, "1min 30s": 90 * time.Second, "2m": 2 * time.Minute, "1.5": 1500 * time.Millisecond} {
+		if got, err := timeSpan(in); err != nil || got != want {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	if _, err := timeSpan("soon"); err == nil {
+		t.Error("soon")
+	}
+	if got := parseSwaps("Filename Type Size Used Priority\n/swapfile file 1024 0 -2\n"); len(got) != 1 || got[0] != "/swapfile" {
+		t.Errorf("swaps %q", got)
+	}
+	table := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 00000000:280A 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 12345 1 0000000000000000 100 0 0 10 0\n"
+	if got := listening(table, 10250); len(got) != 1 || got[0] != "12345" {
+		t.Errorf("listening %q", got)
+	}
+}
