@@ -222,14 +222,17 @@ func socketOwner(inodes map[string]bool) (int, string) {
 // are not known.
 type imageHost struct{ root string }
 
-func (imageHost) Live() bool                           { return false }
-func (imageHost) CgroupV1() (bool, bool)               { return false, false }
-func (imageHost) Swaps() ([]string, bool)              { return nil, false }
-func (imageHost) Systemd() (bool, bool)                { return false, false }
-func (imageHost) Listener(int) (string, bool, bool)    { return "", false, false }
-func (imageHost) Memory() (int64, bool)                { return 0, false }
-func (imageHost) CPUs() (int, bool)                    { return 0, false }
-func (h imageHost) Stat(p string) (fs.FileInfo, error) { _, fi, err := nodefile.StatIn(h.root, p); return fi, err }
+func (imageHost) Live() bool                        { return false }
+func (imageHost) CgroupV1() (bool, bool)            { return false, false }
+func (imageHost) Swaps() ([]string, bool)           { return nil, false }
+func (imageHost) Systemd() (bool, bool)             { return false, false }
+func (imageHost) Listener(int) (string, bool, bool) { return "", false, false }
+func (imageHost) Memory() (int64, bool)             { return 0, false }
+func (imageHost) CPUs() (int, bool)                 { return 0, false }
+func (h imageHost) Stat(p string) (fs.FileInfo, error) {
+	_, fi, err := nodefile.StatIn(h.root, p)
+	return fi, err
+}
 func (h imageHost) Read(p string) ([]byte, error) {
 	return nodefile.ReadFileIn(h.root, p, nodefile.Kind{What: "file", Limit: 1 << 20})
 }

@@ -40,14 +40,14 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	all := map[string]map[string][]schema.StartupWord{}
+	all := map[string]schema.StartupData{}
 	for _, r := range releases {
 		fmt.Fprintf(os.Stderr, "startupsrc: %s\n", r.release)
-		words, err := readRelease(r.release)
+		data, err := readRelease(r.release)
 		if err != nil {
 			fail(fmt.Errorf("%s: %w", r.release, err))
 		}
-		all[r.minor] = words
+		all[r.minor] = data
 	}
 	data, err := json.MarshalIndent(all, "", " ")
 	if err != nil {
@@ -85,14 +85,15 @@ func readReleases(path string) ([]release, error) {
 // module is a downloaded module: its path@version and directory.
 type module struct{ id, dir string }
 
-func readRelease(rel string) (map[string][]schema.StartupWord, error) {
+func readRelease(rel string) (schema.StartupData, error) {
+	var data schema.StartupData
 	k8s, goMod, err := download("k8s.io/kubernetes", rel)
 	if err != nil {
-		return nil, err
+		return data, err
 	}
 	requires, err := requirements(goMod)
 	if err != nil {
-		return nil, err
+		return data, err
 	}
 	staging := "v0." + strings.TrimPrefix(rel, "v1.")
 	modules := map[string]*module{"": k8s}
@@ -120,14 +121,14 @@ func readRelease(rel string) (map[string][]schema.StartupWord, error) {
 		for _, loc := range p.In {
 			m, err := modDir(loc.Module)
 			if err != nil {
-				return nil, err
+				return data, err
 			}
 			if m == nil {
 				continue
 			}
 			words, err := scanDir(m, loc.Dir, p.Text)
 			if err != nil {
-				return nil, err
+				return data, err
 			}
 			if len(words) > 0 {
 				out[p.Text] = words
@@ -135,7 +136,15 @@ func readRelease(rel string) (map[string][]schema.StartupWord, error) {
 			}
 		}
 	}
-	return out, nil
+	data.Words = out
+	for _, dir := range []string{"cmd/kubelet", "pkg/kubelet"} {
+		exits, err := scanExits(k8s, dir)
+		if err != nil {
+			return data, err
+		}
+		data.Exits = append(data.Exits, exits...)
+	}
+	return data, nil
 }
 
 // download fetches a module with the go command and returns it and its
@@ -259,6 +268,97 @@ func constString(e ast.Expr) (string, bool) {
 		return constString(x.X)
 	}
 	return "", false
+}
+
+// scanExits finds, in every package under dir, the messages the kubelet
+// logs right before it exits: a logger's Error(err, "msg") (or klog's
+// ErrorS) directly followed by os.Exit.
+func scanExits(m *module, dir string) ([]schema.StartupWord, error) {
+	var out []schema.StartupWord
+	seen := map[string]bool{}
+	root := filepath.Join(m.dir, dir)
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if name == "testdata" || name == "testing" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		if ok, err := linux.MatchFile(filepath.Dir(path), name); err != nil || !ok {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(m.dir, path)
+		ast.Inspect(f, func(n ast.Node) bool {
+			block, ok := n.(*ast.BlockStmt)
+			if !ok {
+				return true
+			}
+			for i := 1; i < len(block.List); i++ {
+				if !isCall(block.List[i], "os", "Exit") {
+					continue
+				}
+				msg, pos, ok := loggedError(block.List[i-1])
+				if !ok || seen[msg] {
+					continue
+				}
+				seen[msg] = true
+				out = append(out, schema.StartupWord{Format: msg, Source: fmt.Sprintf("%s/%s:%d", m.id, filepath.ToSlash(rel), fset.Position(pos).Line)})
+			}
+			return true
+		})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Format < out[j].Format })
+	return out, err
+}
+
+// isCall tells a statement that calls pkg.fn(...).
+func isCall(s ast.Stmt, pkg, fn string) bool {
+	es, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != fn {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == pkg
+}
+
+// loggedError reads the message of a statement that logs an error:
+// X.Error(err, "msg", ...) or X.ErrorS(err, "msg", ...).
+func loggedError(s ast.Stmt) (string, token.Pos, bool) {
+	es, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return "", 0, false
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	if !ok || len(call.Args) < 2 {
+		return "", 0, false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || (sel.Sel.Name != "Error" && sel.Sel.Name != "ErrorS") {
+		return "", 0, false
+	}
+	msg, ok := constString(call.Args[1])
+	return msg, call.Pos(), ok
 }
 
 // linux is the build the kubelet ships for: the files it compiles.
