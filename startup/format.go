@@ -71,7 +71,7 @@ func compileFormatLast(format, last string) (*pattern, error) {
 		case i == 0:
 			// What a leading verb prints is a name: the text before it
 			// is the errors that wrap this one.
-			b.WriteString(`(\S+)`)
+			b.WriteString(`([^\s\[\],]+)`)
 		case i == lastVerb:
 			b.WriteString(last)
 		default:
@@ -112,9 +112,31 @@ func (p *pattern) match(s string) []string {
 	}
 	out := make([]string, len(m)-1)
 	for i, g := range m[1:] {
-		out[i] = unquote(g)
+		out[i] = balanced(unquote(g))
 	}
 	return out
+}
+
+// balanced cuts what a verb printed as a Go slice ("[a b]") at its closing
+// bracket: a greedy last verb also took what followed it in a list of
+// errors.
+func balanced(s string) string {
+	if !strings.HasPrefix(s, "[") {
+		return s
+	}
+	depth := 0
+	for i, c := range s {
+		switch c {
+		case '[':
+			depth++
+		case ']':
+			depth--
+			if depth == 0 {
+				return s[:i+1]
+			}
+		}
+	}
+	return s
 }
 
 // unquote undoes %q's quoting, leaving anything else as it is.

@@ -284,7 +284,7 @@ func (m *Match) All(words string) []map[string]string {
 		one := map[string]string{}
 		for i, name := range m.Probe.Captures {
 			if name != "" && i+1 < len(caps) {
-				one[name] = unquote(caps[i+1])
+				one[name] = balanced(unquote(caps[i+1]))
 			}
 		}
 		out = append(out, one)

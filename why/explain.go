@@ -133,7 +133,7 @@ func (x *explainer) classify(words string) {
 		m = t.Classify(words)
 	}
 	if m != nil {
-		x.layers(gatesOf(m))
+		x.layers(gatesOf(m, words))
 		x.setClass(m.Class.ID)
 		e.Format, e.Source, e.Stages = m.Format, m.Source, m.Stages
 		x.byClass(m, words)
@@ -155,14 +155,18 @@ func (x *explainer) classify(words string) {
 	}
 }
 
-// gatesOf are the gates a match names (to leave out of the layering).
-func gatesOf(m *startup.Match) []string {
-	var out []string
-	if g := m.Captures["gate"]; g != "" && strings.HasPrefix(m.Class.ID, "gate-") {
-		out = append(out, g)
+// gatesOf are the gates a match names (to leave out of the layering):
+// every occurrence of its words (the kubelet joins one error per gate).
+func gatesOf(m *startup.Match, words string) []string {
+	if !strings.HasPrefix(m.Class.ID, "gate-") {
+		return nil
 	}
-	if deps := m.Captures["deps"]; deps != "" {
-		out = append(out, strings.Fields(strings.Trim(deps, "[]"))...)
+	var out []string
+	for _, one := range append(m.All(words), m.Captures) {
+		if g := one["gate"]; g != "" {
+			out = append(out, g)
+		}
+		out = append(out, strings.Fields(strings.Trim(one["deps"], "[]"))...)
 	}
 	return out
 }
@@ -395,6 +399,13 @@ func (x *explainer) gateDependency(gate, deps string) {
 		}
 		e.Problems = append(e.Problems, p)
 	}
+	// The gate the node set is the one to change.
+	for _, p := range e.Problems {
+		if p.Origin != nil && p.Origin.Kind != "default" {
+			e.Field, e.Value, e.Origin = p.Field, p.Value, p.Origin
+			break
+		}
+	}
 }
 
 // invalid ties validation (or start-up parsing) errors to their fields:
@@ -545,6 +556,31 @@ func (x *explainer) files(c startup.Class, field, flag, path, words string) {
 	}
 	if path != "" {
 		e.Value = path
+	}
+	// Every file of the class the node names: they go together (a
+	// certificate and its key, a provider's config and binaries).
+	named := x.l.pathFields(c.Files)
+	if len(named) < 2 {
+		return
+	}
+	for _, name := range c.Files {
+		val, ok := named[name]
+		if !ok {
+			continue
+		}
+		p := Problem{Value: val}
+		if strings.HasPrefix(name, "--") {
+			p.Flag = strings.TrimPrefix(name, "--")
+			if o, _, ok := x.l.flagOrigin(p.Flag); ok {
+				p.Origin = &o
+			}
+		} else {
+			p.Field = name
+			if o, ok := x.l.fieldOrigin(name); ok {
+				p.Origin = &o
+			}
+		}
+		e.Problems = append(e.Problems, p)
 	}
 }
 

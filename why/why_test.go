@@ -203,11 +203,11 @@ func TestExplainFromLog(t *testing.T) {
 		{
 			name:  "gate dependency",
 			minor: "1.37",
-			tree:  tree{config: baseConfig + "featureGates:\n  InPlacePodVerticalScaling: false\n"},
-			lines: []string{"panic: failed to merge global and in-flight KubeletConfiguration while setting defaults, error: InPlacePodVerticalScalingExclusiveCPUs is enabled, but depends on features that are disabled: [InPlacePodVerticalScaling]"},
-			want: want{class: "gate-dependency", field: "featureGates.InPlacePodVerticalScalingExclusiveCPUs",
-				origin: "default (1.37)",
-				fix:    []string{"enable [InPlacePodVerticalScaling] as well"}},
+			tree:  tree{config: baseConfig + "featureGates:\n  GracefulNodeShutdown: false\n"},
+			lines: []string{"panic: failed to merge global and in-flight KubeletConfiguration while setting defaults, error: [GracefulNodeShutdownBasedOnPodPriority is enabled, but depends on features that are disabled: [GracefulNodeShutdown], WindowsGracefulNodeShutdown is enabled, but depends on features that are disabled: [GracefulNodeShutdown]]"},
+			want: want{class: "gate-dependency", field: "featureGates.GracefulNodeShutdown", value: "false",
+				origin: "/var/lib/kubelet/config.yaml:5",
+				fix:    []string{"enable [GracefulNodeShutdown] as well"}},
 		},
 		{
 			name:  "invalid value in the config file",
