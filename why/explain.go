@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/startup"
@@ -498,9 +500,16 @@ func quantityText(s string) string {
 	if m[3] != "" {
 		return m[3]
 	}
-	n, _ := strconv.ParseInt(m[1], 10, 64)
-	scale, _ := strconv.Atoi(m[2])
-	return fmt.Sprintf("%de%d", n, scale)
+	n, err1 := strconv.ParseInt(m[1], 10, 64)
+	scale, err2 := strconv.Atoi(m[2])
+	if err1 != nil || err2 != nil {
+		return s
+	}
+	q := resource.NewScaledQuantity(n, resource.Scale(scale))
+	if scale == 0 && n%1024 == 0 {
+		q = resource.NewQuantity(n, resource.BinarySI)
+	}
+	return q.String()
 }
 
 var quantityStruct = regexp.MustCompile(`^\{\{(-?\d+) (-?\d+)\} \{[^}]*\} (\S*) ?\w*\}$`)

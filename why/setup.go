@@ -455,6 +455,15 @@ func (o Origin) Place() string {
 	switch o.Kind {
 	case "default", "flags-default":
 		return "the config file (unset now: " + o.Text + ")"
+	case "flag", "argument":
+		if o.File != "" {
+			where := fmt.Sprintf("%s:%d", o.File, o.Line)
+			if o.Variable != "" {
+				where += " ($" + o.Variable + ")"
+			}
+			return where
+		}
+		return "the kubelet's command line"
 	}
 	return o.Text
 }

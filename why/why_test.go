@@ -158,7 +158,7 @@ func TestExplainFromLog(t *testing.T) {
 			lines: []string{commandFailed(970, "failed to parse kubelet flag: unknown flag: --no-such-flag")},
 			want: want{class: "flag-unknown", flag: "no-such-flag", value: "1",
 				origin: "flag --no-such-flag (from /etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS))",
-				fix:    []string{"remove --no-such-flag from flag --no-such-flag (from /etc/default/kubelet:1"}},
+				fix:    []string{"remove --no-such-flag from /etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS)"}},
 		},
 		{
 			name:  "removed flag",
@@ -266,7 +266,7 @@ func TestExplainFromLog(t *testing.T) {
 			minor: "1.37",
 			tree:  tree{config: baseConfig + "kubeReserved:\n  memory: 1000Gi\n"},
 			lines: []string{klogLine('E', 980, "kubelet.go:1845", "Failed to start ContainerManager", "err", `invalid Node Allocatable configuration. Resource "memory" has a reservation of {{1073842270208 0} {<nil>}  BinarySI} but capacity of {{8331350016 0} {<nil>} 8136084Ki BinarySI}. Expected capacity >= reservation.`)},
-			want: want{class: "reserved-beyond-capacity", field: "kubeReserved.memory", value: "1073842270208e0",
+			want: want{class: "reserved-beyond-capacity", field: "kubeReserved.memory", value: "1048674092Ki",
 				origin: "/var/lib/kubelet/config.yaml:5",
 				fix:    []string{"8136084Ki", "kubeReserved.memory 1000Gi at /var/lib/kubelet/config.yaml:5"}},
 		},

@@ -1,0 +1,390 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubeletcfg/kubeletcfg/node"
+)
+
+// whyNode is a kubelet started by hand from a unit file it does not run
+// (kubeletcfg reads the command line from it, as --from does): the unit
+// names the config file and the drop-in directory, an environment file
+// adds KUBELET_EXTRA_ARGS.
+type whyNode struct {
+	t                      *testing.T
+	kubelet, dir, sock     string
+	unit, env, cfg, dropin string
+	bin                    string
+}
+
+func newWhyNode(t *testing.T) *whyNode {
+	kubelet, _, dir, sock := kubeletNode(t)
+	n := &whyNode{t: t, kubelet: kubelet, dir: dir, sock: sock,
+		unit: filepath.Join(dir, "kubelet.service"), env: filepath.Join(dir, "kubelet.env"),
+		cfg: filepath.Join(dir, "config.yaml"), dropin: filepath.Join(dir, "conf.d", "50-case.conf")}
+	write(t, n.cfg, trustBase(sock))
+	write(t, n.unit, fmt.Sprintf(`[Service]
+Environment="KUBELET_CONFIG_ARGS=--config=%s --config-dir=%s"
+EnvironmentFile=%s
+ExecStart=%s $KUBELET_CONFIG_ARGS --root-dir=%s --cert-dir=%s $KUBELET_EXTRA_ARGS
+`, n.cfg, filepath.Dir(n.dropin), n.env, kubelet, filepath.Join(dir, "root"), filepath.Join(dir, "pki")))
+	n.bin = filepath.Join(dir, "kubeletcfg")
+	if out, err := exec.Command("go", "build", "-o", n.bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
+	}
+	return n
+}
+
+// set writes the case's drop-in (its lines from line 3 on) and the
+// environment file's KUBELET_EXTRA_ARGS (line 1).
+func (n *whyNode) set(dropin, extraArgs string) {
+	write(n.t, n.dropin, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+dropin)
+	write(n.t, n.env, "KUBELET_EXTRA_ARGS="+extraArgs+"\n")
+	write(n.t, n.cfg, trustBase(n.sock))
+}
+
+// args is the kubelet's command line as the unit gives it.
+func (n *whyNode) args() []string {
+	k, err := node.FromFiles("", []string{n.unit})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return k.Args
+}
+
+// run starts the kubelet (wrap: a command it runs under) and returns
+// whether it exited within limit, after which it is stopped.
+func (n *whyNode) run(wrap []string, limit time.Duration, healthyFor time.Duration) (exited, healthy bool) {
+	log := filepath.Join(n.dir, "kubelet.log")
+	_ = os.Remove(log)
+	f, err := os.Create(log)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	defer f.Close()
+	argv := append(append(append([]string{}, wrap...), n.kubelet), n.args()...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		n.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	client := &http.Client{Timeout: 200 * time.Millisecond}
+	var healthySince time.Time
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return true, false
+		default:
+		}
+		if resp, err := client.Get("http://127.0.0.1:10248/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && healthySince.IsZero() {
+				healthySince = time.Now()
+			}
+		}
+		if !healthySince.IsZero() && time.Since(healthySince) > healthyFor {
+			healthy = true
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Stop it (its process group: a wrapper's too).
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	time.Sleep(200 * time.Millisecond) // ports released
+	return false, healthy
+}
+
+type whyExplanation struct {
+	Class, Kind, Field, Flag, Value, Fix, Words string
+	Origin                                      *whyOrigin
+	Problems                                    []struct {
+		Field, Flag string
+		Origin      *whyOrigin
+	}
+}
+
+type whyOrigin struct {
+	Kind, File, Flag, Variable, Text string
+	Line                             int
+}
+
+func (n *whyNode) why(wrap ...string) (whyExplanation, string) {
+	args := append(append([]string{}, wrap...), n.bin, "why", "--kubelet-version", "1.37", "--kubelet-log", filepath.Join(n.dir, "kubelet.log"), "--from", n.unit, "-o", "json")
+	out, err := exec.Command(args[0], args[1:]...).Output()
+	if err != nil && exitCode(n.t, err) == 2 {
+		n.t.Fatalf("why: %v %s", err, out)
+	}
+	var x whyExplanation
+	if err := json.Unmarshal(out, &x); err != nil {
+		n.t.Fatalf("why: %v\n%s", err, out)
+	}
+	return x, string(out)
+}
+
+type preflightVerdict struct {
+	Starts   bool
+	Findings []struct{ Class, Status, Fact string }
+}
+
+func (n *whyNode) preflight(wrap ...string) preflightVerdict {
+	args := append(append([]string{}, wrap...), n.bin, "preflight", "--kubelet-version", "1.37", "--from", n.unit, "-o", "json")
+	out, err := exec.Command(args[0], args[1:]...).Output()
+	if err != nil && exitCode(n.t, err) == 2 {
+		n.t.Fatalf("preflight: %v %s", err, out)
+	}
+	var v preflightVerdict
+	if err := json.Unmarshal(out, &v); err != nil {
+		n.t.Fatalf("preflight: %v\n%s", err, out)
+	}
+	return v
+}
+
+// applyFix applies why's fix where it says: a line of a file goes (the
+// value falls back to what is below it), a flag leaves the environment
+// file; every origin the explanation lists.
+func (n *whyNode) applyFix(x whyExplanation) {
+	origins := []*whyOrigin{x.Origin}
+	for _, p := range x.Problems {
+		origins = append(origins, p.Origin)
+	}
+	lines := map[string][]int{}
+	for _, o := range origins {
+		if o == nil || o.Kind == "default" || o.Kind == "flags-default" {
+			continue // a default is not where the node set anything
+		}
+		switch o.Kind {
+		case "file", "dropin":
+			lines[o.File] = append(lines[o.File], o.Line)
+		case "flag":
+			data, err := os.ReadFile(o.File)
+			if err != nil {
+				n.t.Fatalf("fix: %v", err)
+			}
+			var kept []string
+			for _, w := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(string(data)), o.Variable+"=")) {
+				if name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "="); name != o.Flag {
+					kept = append(kept, w)
+				}
+			}
+			write(n.t, o.File, o.Variable+"="+strings.Join(kept, " ")+"\n")
+		default:
+			n.t.Fatalf("fix: an origin of kind %s is not a place to change", o.Kind)
+		}
+	}
+	for file, nums := range lines {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			n.t.Fatalf("fix: %v", err)
+		}
+		all := strings.Split(string(data), "\n")
+		sort.Sort(sort.Reverse(sort.IntSlice(nums)))
+		for _, l := range nums {
+			if l >= 1 && l <= len(all) {
+				all = append(all[:l-1], all[l:]...)
+			}
+		}
+		write(n.t, file, strings.Join(all, "\n"))
+	}
+}
+
+// TestWhy produces, on the real kubelet, every class of the start-up table
+// this host can produce, with the offending value in a drop-in, the
+// environment file or a flag; kubeletcfg why names the class, the field or
+// flag and the origin's file and line, and its fix, applied there, makes
+// the kubelet start. For the classes that depend on the host, preflight's
+// verdict beforehand is the kubelet's.
+func TestWhy(t *testing.T) {
+	n := newWhyNode(t)
+	dir := n.dir
+	write(t, filepath.Join(dir, "pod.yaml"), "apiVersion: v1\nkind: Pod\n")
+	write(t, filepath.Join(dir, "cp.yaml"), "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfiguration\nproviders: []\n")
+	if err := os.MkdirAll(filepath.Join(dir, "cpbin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	swaps := filepath.Join(dir, "swaps")
+	write(t, swaps, "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/swapfile                               file\t\t1048572\t\t0\t\t-2\n")
+	// The kubelet and preflight see a swap area in a mount namespace of
+	// their own (the machine's swap is never touched).
+	withSwap := []string{"unshare", "--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" /proc/swaps && exec "$@"`, swaps}
+
+	type tc struct {
+		name, dropin, env string
+		wrap              []string
+		// host sets up a host fact and returns its undo (the fix there).
+		host             func() func()
+		class            string
+		field, flag      string
+		file             string // the origin's file (dropin, env, default)
+		line             int
+		fixConfig        string // for a default: what the fix writes into the config file
+		preflightRefuses bool   // a host refusal preflight must see
+	}
+	var busy net.Listener
+	cases := []tc{
+		{name: "a healthy start leaves a CPU manager checkpoint", class: "none"},
+		{name: "unknown flag", env: "--no-such-flag=1", class: "flag-unknown", flag: "no-such-flag", file: "env", line: 1},
+		{name: "removed flag", env: "--pod-infra-container-image=registry.k8s.io/pause:3.9", class: "flag-removed", flag: "pod-infra-container-image", file: "env", line: 1},
+		{name: "flag value", env: "--max-pods=abc", class: "flag-invalid", flag: "max-pods", field: "maxPods", file: "env", line: 1},
+		{name: "invalid value", dropin: "maxPods: -3\n", class: "config-invalid", field: "maxPods", file: "dropin", line: 3},
+		{name: "unknown gate", dropin: "featureGates:\n  NoSuchGate: true\n", class: "gate-unknown", field: "featureGates.NoSuchGate", file: "dropin", line: 4},
+		{name: "locked gate", env: "--feature-gates=KubeletCgroupDriverFromCRI=false", class: "gate-locked", field: "featureGates.KubeletCgroupDriverFromCRI", file: "env", line: 1},
+		{name: "gate dependency", dropin: "featureGates:\n  GracefulNodeShutdown: false\n", class: "gate-dependency", field: "featureGates.GracefulNodeShutdown", file: "dropin", line: 4},
+		{name: "config unreadable", env: "--config=" + filepath.Join(dir, "missing.yaml"), class: "config-unreadable", flag: "config", file: "env", line: 1},
+		{name: "not a KubeletConfiguration", env: "--config=" + filepath.Join(dir, "pod.yaml"), class: "config-not-kubeletconfiguration", flag: "config", file: "env", line: 1},
+		{name: "cgroup v1 with failCgroupV1", dropin: "failCgroupV1: true\n", class: "cgroup-v1", field: "failCgroupV1", file: "dropin", line: 3, preflightRefuses: true},
+		{name: "systemd driver without systemd", dropin: "cgroupDriver: systemd\n", class: "cgroup-driver-systemd", field: "cgroupDriver", file: "dropin", line: 3, preflightRefuses: true},
+		{name: "reserved beyond capacity", dropin: "kubeReserved:\n  memory: 100Ti\n", class: "reserved-beyond-capacity", field: "kubeReserved.memory", file: "dropin", line: 4, preflightRefuses: true},
+		{name: "port 10250 in use", class: "port-in-use", field: "port", file: "default", preflightRefuses: true,
+			host: func() func() {
+				l, err := net.Listen("tcp", "0.0.0.0:10250")
+				if err != nil {
+					t.Fatal(err)
+				}
+				busy = l
+				return func() { busy.Close() }
+			}},
+		{name: "stale CPU manager checkpoint", dropin: "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n", class: "cpu-manager-state", field: "cpuManagerPolicy", file: "dropin", line: 3, preflightRefuses: true},
+		{name: "client CA missing", dropin: "authentication:\n  x509:\n    clientCAFile: " + filepath.Join(dir, "missing-ca.crt") + "\n", class: "client-ca-missing", field: "authentication.x509.clientCAFile", file: "dropin", line: 5, preflightRefuses: true},
+		{name: "TLS pair missing", dropin: "tlsCertFile: " + filepath.Join(dir, "missing.crt") + "\ntlsPrivateKeyFile: " + filepath.Join(dir, "missing.key") + "\n", class: "tls-pair-missing", field: "tlsCertFile", file: "dropin", line: 3, preflightRefuses: true},
+		{name: "kubeconfig missing", env: "--kubeconfig=" + filepath.Join(dir, "missing.conf"), class: "kubeconfig-missing", flag: "kubeconfig", file: "env", line: 1, preflightRefuses: true},
+		{name: "credential provider refused", env: "--image-credential-provider-config=" + filepath.Join(dir, "cp.yaml") + " --image-credential-provider-bin-dir=" + filepath.Join(dir, "cpbin"), class: "credential-provider", flag: "image-credential-provider-config", file: "env", line: 1},
+		{name: "swap on", wrap: withSwap, class: "swap-on", field: "failSwapOn", file: "default", fixConfig: "failSwapOn: false\n", preflightRefuses: true},
+		{name: "forbidden node label", env: "--node-labels=node-role.kubernetes.io/worker=", class: "node-labels", flag: "node-labels", file: "env", line: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n.t = t
+			n.set(c.dropin, c.env)
+			undo := func() {}
+			if c.host != nil {
+				undo = c.host()
+			}
+			var pf preflightVerdict
+			if c.preflightRefuses {
+				pf = n.preflight(c.wrap...)
+			}
+			exited, healthy := n.run(c.wrap, 30*time.Second, time.Second)
+			log, _ := os.ReadFile(filepath.Join(dir, "kubelet.log"))
+			if c.class == "none" {
+				undo()
+				if !healthy {
+					t.Fatalf("the kubelet did not turn healthy:\n%s", tail(log))
+				}
+				return
+			}
+			if !exited {
+				undo()
+				t.Fatalf("the kubelet did not exit (healthy %v):\n%s", healthy, tail(log))
+			}
+			if c.preflightRefuses {
+				refused := false
+				for _, f := range pf.Findings {
+					refused = refused || (f.Class == c.class && f.Status == "refused")
+				}
+				if pf.Starts || !refused {
+					t.Errorf("preflight says starts=%v without a %s refusal, the kubelet refused: %+v", pf.Starts, c.class, pf.Findings)
+				}
+			}
+			x, raw := n.why(c.wrap...)
+			t.Logf("why: %s at %v: %s\nthe kubelet: %s", x.Class, x.Origin, x.Fix, x.Words)
+			if x.Class != c.class || x.Field != c.field || x.Flag != c.flag {
+				t.Fatalf("why: %s field %q flag %q, want %s %q %q\n%s\nthe kubelet:\n%s", x.Class, x.Field, x.Flag, c.class, c.field, c.flag, raw, tail(log))
+			}
+			file := map[string]string{"env": n.env, "dropin": n.dropin}[c.file]
+			switch {
+			case x.Origin == nil:
+				t.Fatalf("why names no origin:\n%s", raw)
+			case c.file == "default":
+				if x.Origin.Kind != "default" {
+					t.Fatalf("origin %+v, want the default", x.Origin)
+				}
+			case x.Origin.File != file || x.Origin.Line != c.line:
+				t.Fatalf("origin %s:%d, want %s:%d\n%s", x.Origin.File, x.Origin.Line, file, c.line, raw)
+			}
+			// The fix, applied: the kubelet starts.
+			undo()
+			if c.file != "default" {
+				n.applyFix(x)
+			} else if c.fixConfig != "" {
+				data, _ := os.ReadFile(n.cfg)
+				write(t, n.cfg, string(data)+c.fixConfig)
+			}
+			if _, healthy := n.run(c.wrap, 30*time.Second, time.Second); !healthy {
+				log, _ := os.ReadFile(filepath.Join(dir, "kubelet.log"))
+				t.Fatalf("after the fix (%s) the kubelet does not start:\n%s", x.Fix, tail(log))
+			}
+		})
+	}
+
+	// Runs, never healthy: the healthz port taken.
+	t.Run("healthz port in use", func(t *testing.T) {
+		n.t = t
+		n.set("", "")
+		l, err := net.Listen("tcp", "127.0.0.1:10248")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := n.preflight()
+		if exited, _ := n.run(nil, 4*time.Second, time.Second); exited {
+			l.Close()
+			t.Fatal("the kubelet exited")
+		}
+		l.Close()
+		x, raw := n.why()
+		if x.Class != "healthz-port-in-use" || x.Field != "healthzPort" || x.Kind != "never-healthy" {
+			t.Errorf("why: %s", raw)
+		}
+		degraded := false
+		for _, f := range pf.Findings {
+			degraded = degraded || (f.Class == "healthz-port-in-use" && f.Status == "degraded")
+		}
+		if !pf.Starts || !degraded {
+			t.Errorf("preflight: %+v", pf)
+		}
+	})
+
+	// Killed from outside: the log ends without a fatal error.
+	t.Run("killed by a signal", func(t *testing.T) {
+		n.t = t
+		n.set("", "")
+		log := filepath.Join(dir, "kubelet.log")
+		f, _ := os.Create(log)
+		cmd := exec.Command(n.kubelet, n.args()...)
+		cmd.Stdout, cmd.Stderr = f, f
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitHealthyAt(t, func() string { b, _ := os.ReadFile(log); return tail(b) })
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		f.Close()
+		time.Sleep(200 * time.Millisecond)
+		x, raw := n.why()
+		if x.Kind != "none" || x.Field != "" {
+			t.Errorf("a kubelet killed by SIGKILL: %s", raw)
+		}
+	})
+}
