@@ -102,7 +102,8 @@ var sentinels = map[string]string{
 }
 
 // makeFiles writes files under base: a value "-> T" is a symbolic link to T,
-// "<fifo>" a FIFO, "<dir>" a directory; @R, @I, @O are expanded.
+// "<fifo>" a FIFO, "<dir>" a directory, "<sparse N>TEXT" N bytes of a hole
+// then TEXT; @R, @I, @O are expanded.
 func makeFiles(t *testing.T, d dirs, base string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
@@ -121,6 +122,22 @@ func makeFiles(t *testing.T, d dirs, base string, files map[string]string) {
 			err = syscall.Mkfifo(p, 0o600)
 		case content == "<dir>":
 			err = os.MkdirAll(p, 0o755)
+		case strings.HasPrefix(content, "<sparse "):
+			// "<sparse N>TEXT": N bytes of a hole, then TEXT (a huge file
+			// that costs the test no memory).
+			var n int64
+			size, text, _ := strings.Cut(strings.TrimPrefix(content, "<sparse "), ">")
+			if _, err = fmt.Sscan(size, &n); err == nil {
+				if err = os.WriteFile(p, nil, 0o644); err == nil {
+					if err = os.Truncate(p, n); err == nil {
+						var f *os.File
+						if f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+							_, err = f.WriteString(text)
+							f.Close()
+						}
+					}
+				}
+			}
 		default:
 			err = os.WriteFile(p, []byte(d.expand(content)), 0o644)
 		}
@@ -150,6 +167,9 @@ type hostileCase struct {
 	stdout []string // each in stdout
 	absent []string // paths that must not exist afterwards
 	maxOut int      // bytes of output; default 64 KiB
+	// progs are programs (shell scripts) written in @I/bin, put first on
+	// PATH (a journalctl that misbehaves).
+	progs map[string]string
 }
 
 const (
@@ -201,6 +221,19 @@ func TestHostileInput(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, args...)
 			cmd.Dir = base
+			if len(tc.progs) > 0 {
+				progDir := filepath.Join(d.I, "bin")
+				for name, script := range tc.progs {
+					p := filepath.Join(progDir, name)
+					if err := os.MkdirAll(progDir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte("#!/bin/sh\n"+d.expand(script)), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				cmd.Env = append(os.Environ(), "PATH="+progDir+":"+os.Getenv("PATH"))
+			}
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			start := time.Now()

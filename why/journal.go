@@ -261,7 +261,9 @@ func (j *journal) findLastStart(ctx context.Context) (*lastStart, []*record, err
 		switch {
 		case r.fromUnit:
 			candidates = append(candidates, r)
-		case r.fromSystemd:
+			// The newest record of the kubelet's process: no need to read on.
+			return r.Comm != j.comm
+		case r.fromSystemd && len(systemd) < systemdRecords:
 			systemd = append(systemd, r)
 		}
 		return true
@@ -278,6 +280,8 @@ func (j *journal) findLastStart(ctx context.Context) (*lastStart, []*record, err
 		return nil
 	}
 	r := pick(func(r *record) bool { return r.Comm == j.comm })
+	// Keep only what identifies the start: a record may be large.
+	defer func() { candidates = nil }()
 	if r == nil {
 		r = pick(func(*record) bool { return true })
 		if r != nil {

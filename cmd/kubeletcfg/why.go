@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ type whyFlags struct {
 	unit       string
 	kubeletLog string
 	output     string
+	timeout    time.Duration
 }
 
 func newWhyCmd(s streams) *cobra.Command {
@@ -42,7 +44,7 @@ outside), 1 a refusal or an unknown error explained, 2 usage or I/O error.`,
 			}
 			src := f.setupSource(s, args, cmd.ArgsLenAtDash() >= 0)
 			src.Notes = nil
-			x, err := why.Explain(cmd.Context(), why.Options{Setup: src, Unit: f.unit, KubeletLog: f.kubeletLog})
+			x, err := why.Explain(cmd.Context(), why.Options{Setup: src, Unit: f.unit, KubeletLog: f.kubeletLog, Timeout: f.timeout})
 			if err != nil {
 				return err
 			}
@@ -63,6 +65,7 @@ outside), 1 a refusal or an unknown error explained, 2 usage or I/O error.`,
 	cmd.Flags().StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, whose journal is read")
 	cmd.Flags().StringVar(&f.kubeletLog, "kubelet-log", "", "read this log file of a kubelet run without systemd instead of the journal")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", why.DefaultTimeout, "the most time spent reading the journal")
 	cmd.MarkFlagsMutuallyExclusive("unit", "kubelet-log")
 	return cmd
 }
