@@ -21,7 +21,6 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/startup"
-	"github.com/kubeletcfg/kubeletcfg/validate"
 	"github.com/kubeletcfg/kubeletcfg/why"
 )
 
@@ -225,7 +224,7 @@ func (c *checker) configuration() {
 			Fact: "the configuration (on any host)", Fix: c.l.Err.Error()})
 		return
 	}
-	id, errs := c.l.Refusal(validate.Host{})
+	id, errs := c.l.Refusal()
 	cls, _ := startup.ByID(id)
 	for _, e := range errs {
 		f := Finding{Class: id, Status: Refused, Title: cls.Title, Fact: "the configuration (on any host): " + e.Message, Field: e.Field}

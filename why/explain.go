@@ -12,7 +12,6 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/startup"
-	"github.com/kubeletcfg/kubeletcfg/validate"
 )
 
 // Ending is how the kubelet's last run ended, before it is explained: its
@@ -416,21 +415,19 @@ func (x *explainer) gateDependency(gate, deps string) {
 func (x *explainer) invalid(field, words string) {
 	e := x.e
 	seen := map[string]bool{}
-	for _, host := range []validate.Host{{}, {CgroupV1: true}} {
-		for _, pe := range x.l.problems(host) {
-			if seen[pe.Message] || !strings.Contains(words, pe.Message) {
-				continue
-			}
-			seen[pe.Message] = true
-			p := Problem{Field: pe.Field, Message: pe.Message}
-			if pe.Field != "" {
-				p.Value = x.l.fieldValue(pe.Field)
-				if o, ok := x.l.fieldOrigin(pe.Field); ok {
-					p.Origin = &o
-				}
-			}
-			e.Problems = append(e.Problems, p)
+	for _, pe := range x.l.problems() {
+		if seen[pe.Message] || !strings.Contains(words, pe.Message) {
+			continue
 		}
+		seen[pe.Message] = true
+		p := Problem{Field: pe.Field, Message: pe.Message}
+		if pe.Field != "" {
+			p.Value = x.l.fieldValue(pe.Field)
+			if o, ok := x.l.fieldOrigin(pe.Field); ok {
+				p.Origin = &o
+			}
+		}
+		e.Problems = append(e.Problems, p)
 	}
 	sort.SliceStable(e.Problems, func(i, j int) bool { return e.Problems[i].Field < e.Problems[j].Field })
 	if len(e.Problems) > 0 && e.Problems[0].Field != "" {

@@ -10,12 +10,11 @@ import (
 	"sync"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
-	"github.com/kubeletcfg/kubeletcfg/dropins"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
-	"github.com/kubeletcfg/kubeletcfg/validate"
 )
 
 // Origin is where a value came from, as effective --show-origin names it,
@@ -45,11 +44,11 @@ type Layers struct {
 	Setup   *node.Setup
 	// Result is the effective configuration; nil when the kubelet's own
 	// layering refuses the setup (Err says why) or it cannot be read.
-	Result *dropins.Result
+	Result *effective.Result
 	Err    error
 	// Dropped are the gate settings left out to get past a gate refusal
 	// (the refused gates themselves).
-	Dropped []dropins.DroppedGate
+	Dropped []effective.DroppedGate
 	cl      *flags.CommandLine
 }
 
@@ -63,15 +62,15 @@ func ReadLayers(src node.Source, v *schema.Version, dropGates []string) (*Layers
 	}
 	l := &Layers{Version: v, Setup: setup}
 	l.cl, _ = flags.Parse(setup.Args, v)
-	opts := setup.Layer()
+	in := effective.Input{Setup: setup}
 	if len(dropGates) > 0 {
 		drop := map[string]bool{}
 		for _, g := range dropGates {
 			drop[g] = true
 		}
-		opts.DropGate = func(name string) bool { return drop[name] }
+		in.DropGates = func(name string) bool { return drop[name] }
 	}
-	l.Result, l.Err = dropins.Effective(opts)
+	l.Result, l.Err = effective.Compute(in)
 	if l.Result != nil {
 		l.Dropped = l.Result.DroppedGates
 	}
@@ -156,7 +155,7 @@ func originText(o Origin) string {
 }
 
 // fromLayer turns an origin of the layering into one of ours.
-func (l *Layers) fromLayer(o dropins.Origin) Origin {
+func (l *Layers) fromLayer(o effective.Origin) Origin {
 	switch o.Kind {
 	case "flag":
 		if fo, _, ok := l.flagOrigin(o.Flag); ok {
@@ -241,15 +240,17 @@ func splitPath(path string) []string {
 	return strings.Split(path, ".")
 }
 
-// problems are the configuration's validation and start-up errors, each
-// with its field, as kubeletcfg's model of the kubelet's checks finds them
-// on the given host.
-func (l *Layers) problems(host validate.Host) []validate.Error {
+// problems are what the kubelet's verdict on the effective configuration
+// says, each with its field: its validation errors or, when validation
+// passes, what only its start-up parses.
+func (l *Layers) problems() []effective.Problem {
 	if l.Result == nil {
 		return nil
 	}
-	errs := validate.ConfigOnHost(l.Result.Config, l.Version, host)
-	return append(errs, validate.Startup(l.Result.Config, l.Version)...)
+	if r := l.Result.Verdict(); r != nil {
+		return r.Problems
+	}
+	return nil
 }
 
 // pathFields are the fields and flags that name files, with their
@@ -315,7 +316,7 @@ func (l *Layers) gateOrigin(gate string) (Origin, bool) {
 	}
 	if cfgDir != "" {
 		if dir, err := l.onNode(cfgDir, true); err == nil {
-			files, _ := dropins.List(dir)
+			files, _ := effective.List(dir)
 			for i := len(files) - 1; i >= 0; i-- {
 				if line, ok := keyLine(files[i], "featureGates."+gate, l.Version); ok {
 					o := Origin{Kind: "dropin", File: l.nodePath(files[i]), Line: line}
@@ -380,7 +381,7 @@ func (l *Layers) nodePath(p string) string {
 
 // refusedGates are the gates the layering's refusal names.
 func refusedGates(err error) []string {
-	var r *dropins.Refused
+	var r *effective.Refused
 	if !errors.As(err, &r) {
 		return nil
 	}
@@ -468,16 +469,21 @@ func (o Origin) Place() string {
 	return o.Text
 }
 
-// Refusal is the kubelet's refusal of the effective configuration on a
-// host, as Result.Verdict decides it: its validation errors (class
-// config-invalid), else, when validation passes, what only its start-up
-// parses (class value-unparsable); nothing when it takes it.
-func (l *Layers) Refusal(host validate.Host) (class string, errs []validate.Error) {
-	if l.Result == nil || l.Result.VerdictOnHost(host) == nil {
+// Refusal is the kubelet's refusal of the effective configuration (its
+// one verdict, on a cgroup v2 host): its validation errors (class
+// config-invalid), else what only its start-up parses (class
+// value-unparsable); nothing when it takes it.
+func (l *Layers) Refusal() (class string, problems []effective.Problem) {
+	if l.Result == nil {
 		return "", nil
 	}
-	if errs := validate.ConfigOnHost(l.Result.Config, l.Version, host); len(errs) > 0 {
-		return "config-invalid", errs
+	r := l.Result.Verdict()
+	if r == nil {
+		return "", nil
 	}
-	return "value-unparsable", validate.Startup(l.Result.Config, l.Version)
+	class = "value-unparsable"
+	if len(r.Reasons) > 0 && strings.HasPrefix(r.Reasons[0], "failed to validate kubelet configuration") {
+		class = "config-invalid"
+	}
+	return class, r.Problems
 }
