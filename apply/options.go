@@ -16,6 +16,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/preflight"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -115,6 +116,12 @@ type Options struct {
 	// started says when a process started (default: /proc), for /statusz.
 	started func(pid int) time.Time
 
+	// SkipPreflight applies a change preflight says the kubelet will
+	// refuse on this host (the watch and the rollback still guard it).
+	SkipPreflight bool
+	// preflightHost is the host preflight checks (default: the live
+	// host, or the image at the setup's root).
+	preflightHost preflight.Host
 	// probe reads the kubelet's health (default: its healthz).
 	probe func(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (ok bool, where string)
 }
@@ -162,6 +169,9 @@ type Outcome struct {
 	// the change: a migration's flag files, a change only the file sees.
 	// Secret values are redacted.
 	Files []FileText `json:"files,omitempty"`
+	// Preflight is preflight's verdict on the new configuration on this
+	// host (kubeletcfg preflight's shape).
+	Preflight *preflight.Result `json:"preflight,omitempty"`
 }
 
 // Masked is a field of the new --config file whose value the kubelet does

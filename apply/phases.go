@@ -50,6 +50,7 @@ var builtin = []struct {
 	{phase: pendingPhase{}, safety: true}, // no earlier apply left unrecovered
 	{phase: planPhase{}},                  // effective before and after, verdict, changes
 	{phase: gatePhase{}},                  // drain and CIS gates
+	{phase: preflightPhase{}},             // will the kubelet start on this host
 	{phase: startTimePhase{}},             // the kubelet's start time (/statusz) before the change
 	{phase: backupPhase{}, safety: true, hooks: true},
 	{phase: journalPhase{}, safety: true},

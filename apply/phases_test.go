@@ -13,7 +13,7 @@ import (
 // The phases, and among them the safety phases, are all there and in
 // their order.
 func TestPhasesInOrder(t *testing.T) {
-	want := []string{"lock", "pending", "plan", "gate", "starttime", "backup", "journal", "guard", "write", "restart", "watch", "statusz", "configz", "confirm"}
+	want := []string{"lock", "pending", "plan", "gate", "preflight", "starttime", "backup", "journal", "guard", "write", "restart", "watch", "statusz", "configz", "confirm"}
 	if diff := cmp.Diff(want, Phases()); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
 	}

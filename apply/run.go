@@ -16,9 +16,13 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	t := &Tx{o: o}
 	if o.DryRun {
-		p := planPhase{}
-		if err := p.Run(ctx, t); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name(), err)
+		for _, p := range []Phase{planPhase{}, preflightPhase{}} {
+			if t.done {
+				break
+			}
+			if err := p.Run(ctx, t); err != nil {
+				return t.out, fmt.Errorf("%s: %w", p.Name(), err)
+			}
 		}
 		return t.out, nil
 	}

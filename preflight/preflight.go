@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,7 +109,7 @@ type Runtime interface {
 	CredentialProvider(l *why.Layers, config, binDir string) error
 }
 
-// Run checks the setup against the host.
+// Run checks the node's setup against the host.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	v, err := node.ResolveVersion(opts.Setup)
 	if err != nil {
@@ -120,15 +121,23 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := opts.Host
+	return Check(ctx, l, opts.Host, opts.Runtime, nil)
+}
+
+// Check checks layers (a setup and its effective configuration) against
+// the host (nil: the live host, or the image at the setup's root).
+// removed are files a change removes before the kubelet starts (a manager
+// checkpoint apply deletes is not stale).
+func Check(ctx context.Context, l *why.Layers, h Host, rt Runtime, removed []string) (*Result, error) {
+	v := l.Version
 	if h == nil {
-		h = NewHost(src.Root)
+		h = NewHost(l.Setup.Root)
 	}
 	t, err := startup.For(v)
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{ctx: ctx, l: l, h: h, t: t, rt: opts.Runtime, res: &Result{Version: ShapeVersion, KubeletVersion: v.Minor, Live: h.Live(), Findings: []Finding{}}}
+	c := &checker{ctx: ctx, l: l, h: h, t: t, rt: rt, removed: removed, res: &Result{Version: ShapeVersion, KubeletVersion: v.Minor, Live: h.Live(), Findings: []Finding{}}}
 	c.configuration()
 	if l.Result != nil {
 		for _, check := range []func(){
@@ -151,12 +160,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 }
 
 type checker struct {
-	ctx context.Context
-	l   *why.Layers
-	h   Host
-	t   *startup.Table
-	rt  Runtime
-	res *Result
+	ctx     context.Context
+	l       *why.Layers
+	h       Host
+	t       *startup.Table
+	rt      Runtime
+	removed []string
+	res     *Result
 }
 
 // add records a finding of class id about a field (or --flag).
@@ -518,6 +528,9 @@ func (c *checker) managerState() {
 		{"memory-manager-state", "memoryManagerPolicy", "memory_manager_state"},
 	} {
 		path := filepath.Join(rootDir, m.file)
+		if slices.ContainsFunc(c.removed, func(r string) bool { return strings.HasSuffix(r, path) }) {
+			continue // the change removes it before the start
+		}
 		data, err := c.h.Read(path)
 		if err != nil {
 			continue

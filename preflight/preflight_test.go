@@ -36,6 +36,7 @@ func (f fakeHost) Listener(port int) (string, bool, bool) {
 
 const base = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
+containerRuntimeEndpoint: unix:///c.sock
 `
 
 // node writes a node tree: the config file at /etc/kubelet.yaml, plus
@@ -57,9 +58,7 @@ func nodeTree(t *testing.T, config string, files map[string]string) string {
 		}
 	}
 	// The container runtime's socket.
-	sock := filepath.Join(root, "run/containerd/containerd.sock")
-	_ = os.MkdirAll(filepath.Dir(sock), 0o755)
-	l, err := net.Listen("unix", sock)
+	l, err := net.Listen("unix", filepath.Join(root, "c.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,25 +108,25 @@ func TestPreflight(t *testing.T) {
 			class: "swap-on", status: Refused, fact: "/swapfile"},
 		{name: "swap on, failSwapOn false", minor: "1.37", config: "failCgroupV1: false\nfailSwapOn: false\n", host: func(h fakeHost) fakeHost { h.swaps = []string{"/swapfile"}; return h }},
 		{name: "systemd driver without systemd", minor: "1.37", config: "cgroupDriver: systemd\n", host: func(h fakeHost) fakeHost { h.systemd = false; return h },
-			class: "cgroup-driver-systemd", status: Refused, origin: "/etc/kubelet.yaml:3"},
+			class: "cgroup-driver-systemd", status: Refused, origin: "/etc/kubelet.yaml:4"},
 		{name: "port taken", minor: "1.37", host: func(h fakeHost) fakeHost { h.listeners[10250] = "nginx (pid 7)"; return h },
 			class: "port-in-use", status: Refused, fact: "nginx (pid 7)"},
 		{name: "port the running kubelet's", minor: "1.37", host: func(h fakeHost) fakeHost { h.listeners[10250] = "kubelet (pid 7)"; return h }},
 		{name: "read-only port taken", minor: "1.37", config: "readOnlyPort: 10255\n", host: func(h fakeHost) fakeHost { h.listeners[10255] = "nc (pid 8)"; return h },
-			class: "port-in-use", status: Refused, origin: "/etc/kubelet.yaml:3"},
+			class: "port-in-use", status: Refused, origin: "/etc/kubelet.yaml:4"},
 		{name: "healthz port taken: degraded", minor: "1.37", host: func(h fakeHost) fakeHost { h.listeners[10248] = "nc (pid 9)"; return h },
 			class: "healthz-port-in-use", status: Degraded},
 		{name: "reserved beyond capacity", minor: "1.37", config: "kubeReserved:\n  memory: 10Gi\n",
-			class: "reserved-beyond-capacity", status: Refused, origin: "/etc/kubelet.yaml:4", fact: "the host has 8Gi"},
+			class: "reserved-beyond-capacity", status: Refused, origin: "/etc/kubelet.yaml:5", fact: "the host has 8Gi"},
 		{name: "client CA missing", minor: "1.37", config: "authentication:\n  x509:\n    clientCAFile: /etc/ca.crt\n",
-			class: "client-ca-missing", status: Refused, origin: "/etc/kubelet.yaml:5"},
+			class: "client-ca-missing", status: Refused, origin: "/etc/kubelet.yaml:6"},
 		{name: "client CA there", minor: "1.37", config: "authentication:\n  x509:\n    clientCAFile: /etc/ca.crt\n", files: map[string]string{"etc/ca.crt": "x"}},
 		{name: "kubeconfig missing", minor: "1.37", args: []string{"--kubeconfig=/etc/kubelet.conf"},
 			class: "kubeconfig-missing", status: Refused, origin: "flag --kubeconfig"},
 		{name: "kubeconfig from bootstrap", minor: "1.37", args: []string{"--kubeconfig=/etc/kubelet.conf", "--bootstrap-kubeconfig=/etc/boot.conf"}, files: map[string]string{"etc/boot.conf": "x"}},
 		{name: "stale CPU manager checkpoint", minor: "1.37", config: "cpuManagerPolicy: static\n",
 			files: map[string]string{"var/lib/kubelet/cpu_manager_state": `{"policyName":"none","defaultCpuSet":"","checksum":1}`},
-			class: "cpu-manager-state", status: Refused, origin: "/etc/kubelet.yaml:3"},
+			class: "cpu-manager-state", status: Refused, origin: "/etc/kubelet.yaml:4"},
 		{name: "static pod path missing: degraded", minor: "1.37", config: "staticPodPath: /etc/kubernetes/manifests\n",
 			class: "static-pod-path-missing", status: Degraded},
 		{name: "logind's delay below the grace period: degraded", minor: "1.37", config: "shutdownGracePeriod: 30s\n",

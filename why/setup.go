@@ -77,6 +77,18 @@ func ReadLayers(src node.Source, v *schema.Version, dropGates []string) (*Layers
 	return l, nil
 }
 
+// LayersOf are the layers of an effective configuration already computed
+// (apply's planned one) on its setup.
+func LayersOf(setup *node.Setup, res *effective.Result) *Layers {
+	l := &Layers{Version: res.Version, Setup: setup, Result: res, Dropped: res.DroppedGates}
+	args := setup.Args
+	if res.Args != nil {
+		args = res.Args
+	}
+	l.cl, _ = flags.Parse(args, res.Version)
+	return l
+}
+
 // flagOrigin is where the last occurrence of a flag (normalized name, no
 // dashes) was written, and its value.
 func (l *Layers) flagOrigin(name string) (Origin, string, bool) {

@@ -33,6 +33,9 @@ type applyFlags struct {
 	drained bool
 	// allowInsecure lets a change through that breaks a passing CIS check.
 	allowInsecure bool
+	// skipPreflight lets a change through that preflight says the kubelet
+	// refuses on this host.
+	skipPreflight bool
 	restartFlags
 	stateDir      string
 	dropins       []string
@@ -261,6 +264,7 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringArrayVar(&f.dropins, "dropin", nil, "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f; repeatable")
 	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
 	fl.BoolVar(&f.allowInsecure, "allow-insecure", false, "apply a change that makes a CIS kubelet check fail that passes now (kubeletcfg audit); refused without it")
+	fl.BoolVar(&f.skipPreflight, "skip-preflight", false, "apply a change kubeletcfg preflight says the kubelet refuses on this host (the watch and the rollback still guard it); refused without it")
 	f.restartFlags.bind(fl)
 	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory: lock, journal, backups (default "+apply.DefaultStateDir+", inside --root when given)")
 	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
@@ -383,7 +387,7 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 // flags every apply takes, and prints it.
 func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, run func(context.Context, apply.Options) (*apply.Outcome, error)) error {
 	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
-	o.AllowInsecure = f.allowInsecure
+	o.AllowInsecure, o.SkipPreflight = f.allowInsecure, f.skipPreflight
 	o.KubeletLog, o.KeepBackups, o.StartGuard, o.StateDir = f.logFile, f.keep, f.startGuard, f.stateDir
 	o.Timeout, o.StableFor, o.Progress = f.timeout, f.stableFor, s.ErrOut
 
@@ -425,6 +429,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 			for _, m := range out.Masked {
 				fmt.Fprintf(s.Out, "masked: %s: the file sets %s, the kubelet runs %s from %s\n", m.Path, diff.Value(m.File), diff.Value(m.Runs), m.From)
 			}
+			printPreflightWarnings(s, out.Preflight)
 			if out.RolledBack {
 				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
 			} else if out.Applied && err == nil {

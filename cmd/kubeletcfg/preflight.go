@@ -104,3 +104,16 @@ func printPreflight(s streams, r *preflight.Result) {
 		fmt.Fprintf(s.ErrOut, "note: %s\n", warning.Truncate(n, maxErrorLen))
 	}
 }
+
+// printPreflightWarnings says what preflight found the kubelet survives
+// (apply's preflight phase: its refusals are the apply's error).
+func printPreflightWarnings(s streams, r *preflight.Result) {
+	if r == nil {
+		return
+	}
+	for _, f := range r.Findings {
+		if f.Status == preflight.Degraded || f.Status == preflight.Condition {
+			fmt.Fprintf(s.ErrOut, "preflight: %s %s: %s\n", f.Status, f.Class, warning.Truncate(f.Fact, maxErrorLen))
+		}
+	}
+}

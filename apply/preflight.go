@@ -1,0 +1,86 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/preflight"
+	"github.com/kubeletcfg/kubeletcfg/why"
+)
+
+// ErrPreflight: the kubelet would refuse to start with the change on this
+// host; nothing was written.
+var ErrPreflight = errors.New("the kubelet would refuse to start with the change on this host")
+
+// preflightPhase asks preflight whether the kubelet starts with the new
+// configuration on this host, before anything is written. A refusal the
+// change brings stops the apply; one the running configuration has as
+// well is not the change's (the kubelet runs on it): it is only reported.
+type preflightPhase struct{}
+
+func (preflightPhase) Name() string { return "preflight" }
+
+func (preflightPhase) Run(ctx context.Context, t *Tx) error {
+	if t.o.SkipPreflight || t.plan == nil {
+		return nil
+	}
+	removed := append(append([]string(nil), t.plan.StateFiles...), t.plan.Removes...)
+	next, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.next), t.o.preflightHost, nil, removed)
+	if err != nil {
+		return err
+	}
+	t.out.Preflight = next
+	if next.Starts {
+		return nil
+	}
+	old, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.old), t.o.preflightHost, nil, nil)
+	if err != nil {
+		return err
+	}
+	already := map[string]bool{}
+	for _, f := range old.Findings {
+		if f.Status == preflight.Refused {
+			already[findingKey(f)] = true
+		}
+	}
+	var refused []string
+	for _, f := range next.Findings {
+		if f.Status != preflight.Refused || already[findingKey(f)] {
+			continue
+		}
+		refused = append(refused, describe(f))
+	}
+	if len(refused) == 0 {
+		t.o.progress("preflight: the running configuration meets the same refusals; not the change's")
+		return nil
+	}
+	return fmt.Errorf("%w (kubelet %s): %s (or --skip-preflight)", ErrPreflight, next.KubeletVersion, strings.Join(refused, "; "))
+}
+
+func findingKey(f preflight.Finding) string { return f.Class + "\x00" + f.Field + "\x00" + f.Flag }
+
+// describe says a refusal: class, the host fact, the field and its origin,
+// the fix.
+func describe(f preflight.Finding) string {
+	s := f.Class + ": " + f.Fact
+	subject := f.Field
+	if f.Flag != "" {
+		subject = "--" + f.Flag
+	}
+	if subject != "" {
+		s += " (" + subject
+		if f.Value != "" {
+			s += "=" + f.Value
+		}
+		if f.Origin != nil {
+			s += " from " + f.Origin.Text
+		}
+		s += ")"
+	}
+	if f.Fix != "" {
+		s += "; fix: " + f.Fix
+	}
+	return s
+}
