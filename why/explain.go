@@ -46,6 +46,58 @@ func ExplainEnding(v *schema.Version, end Ending, src node.Source) *Explanation 
 	return x.e
 }
 
+// ExplainLines explains what one kubelet process wrote (apply's restarted
+// kubelet: its lines since the restart) on layers already read (apply's
+// planned configuration); end adds what is known of how it ended (exit,
+// signal), its Fatal and Healthz are read from the lines.
+func ExplainLines(l *Layers, lines []string, end Ending) *Explanation {
+	r := newRun(exitMessages())
+	for _, line := range lines {
+		r.line(line)
+	}
+	r.end()
+	read := endingOf(r, nil)
+	end.Fatal, end.Healthz, end.LastError = read.Fatal, read.Healthz, read.LastError
+	if end.Fatal != nil {
+		end.Running = false
+	}
+	x := &explainer{v: l.Version, l: l, unit: end.Unit, values: map[string]string{"version": l.Version.Minor},
+		e: &Explanation{Version: ShapeVersion, KubeletVersion: l.Version.Minor}}
+	x.explain(end)
+	x.e.Process = &Process{PID: r.pid, Lines: r.lines, PanicLines: r.panicLines, Exit: end.Exit}
+	confirm(x.e, r.effective)
+	return x.e
+}
+
+// Summary says an explanation in one line: the class, the field or flag
+// with its value and origin, the fix (apply's rollback cause).
+func (e *Explanation) Summary() string {
+	s := e.Title
+	if e.Class == "unknown" || e.Class == "none" {
+		if e.Words != "" {
+			return s + ": " + e.Words
+		}
+		return s
+	}
+	subject := e.Field
+	if e.Flag != "" {
+		subject = "--" + e.Flag
+	}
+	if subject != "" {
+		s += ": " + subject
+		if e.Value != "" {
+			s += "=" + e.Value
+		}
+		if e.Origin != nil {
+			s += " from " + e.Origin.Text
+		}
+	}
+	if e.Fix != "" {
+		s += "; fix: " + e.Fix
+	}
+	return s
+}
+
 type explainer struct {
 	v    *schema.Version
 	unit string

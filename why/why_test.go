@@ -349,3 +349,29 @@ func TestMultilineValue(t *testing.T) {
 	want{class: "node-labels", flag: "node-labels", value: "node-role.kubernetes.io/worker=",
 		origin: "flag --node-labels (from /etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS))"}.check(t, x)
 }
+
+// apply's restarted kubelet: its lines, on the layers apply planned.
+func TestExplainLines(t *testing.T) {
+	root := tree{config: baseConfig + "cgroupDriver: systemd\n"}.write(t)
+	src := node.Source{Root: root, KubeletVersion: "1.37", VersionSet: true}
+	v, err := node.ResolveVersion(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadLayers(src, v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := ExplainLines(l, []string{
+		klogLine('I', 5, "server.go:1", "Kubelet version", "kubeletVersion", "v1.37.2"),
+		commandFailed(5, "failed to run Kubelet: failed to create kubelet: systemd not running on this host, cannot use systemd cgroups manager"),
+	}, Ending{Code: "exited", Status: "1/FAILURE"})
+	want{class: "cgroup-driver-systemd", field: "cgroupDriver", value: "systemd", origin: "/var/lib/kubelet/config.yaml:4"}.check(t, x)
+	if s := x.Summary(); !strings.Contains(s, "cgroupDriver=systemd from /var/lib/kubelet/config.yaml:4; fix: set cgroupDriver: cgroupfs") {
+		t.Errorf("summary %q", s)
+	}
+	killed := ExplainLines(l, []string{klogLine('I', 5, "server.go:1", "Started kubelet")}, Ending{Code: "killed", Status: "9/KILL"})
+	if killed.Class != "killed-signal" {
+		t.Errorf("killed: %s", killed.Class)
+	}
+}
