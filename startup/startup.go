@@ -159,12 +159,27 @@ func For(v *schema.Version) (*Table, error) {
 	return t, nil
 }
 
-// Has tells whether the version has words for the class.
+// Has tells whether the version has words for the class (a class whose
+// only words are a stage, such as the port in use under "Failed to listen
+// and serve", by those).
 func (t *Table) Has(id string) bool {
+	stageOnly := false
 	for _, e := range t.entries {
-		if e.class.ID == id && !e.probe.Stage {
+		if e.class.ID != id {
+			continue
+		}
+		if !e.probe.Stage {
 			return true
 		}
+		stageOnly = true
+	}
+	if c, ok := ByID(id); ok && stageOnly {
+		for _, p := range c.Words {
+			if !p.Stage {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
