@@ -388,3 +388,171 @@ func TestWhy(t *testing.T) {
 		}
 	})
 }
+
+// TestWhyUnderSystemd runs the kubelet as a systemd service in the nspawn
+// tree: why reads the unit's journal (inside the tree, and from the host
+// with --root on the tree's journal files), names the class and the origin
+// in the unit's environment file or a drop-in, and the fix, applied there,
+// makes the kubelet start; a kubelet killed by a signal, and one stopped by
+// systemd, is said not to be the configuration.
+func TestWhyUnderSystemd(t *testing.T) {
+	rootfs := os.Getenv("NSPAWN_ROOTFS")
+	kubelet := os.Getenv("KUBELET_BIN")
+	if rootfs == "" || kubelet == "" {
+		t.Fatal("NSPAWN_ROOTFS and KUBELET_BIN are not set: run make e2e")
+	}
+	requireNoKubelet(t)
+	defer saveSysctls(t)()
+	bin := filepath.Join(t.TempDir(), "kubeletcfg")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
+		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
+	}
+	in := func(p string) string { return filepath.Join(rootfs, p) }
+	base := `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+cgroupDriver: cgroupfs
+cgroupsPerQOS: false
+enforceNodeAllocatable: []
+failCgroupV1: false
+authentication:
+  anonymous:
+    enabled: true
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
+`
+	write(t, in("/var/lib/kubelet/config.yaml"), base)
+	write(t, in("/etc/containerd/config.toml"), "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  restrict_oom_score_adj = true\n")
+	write(t, in("/etc/default/kubelet"), "KUBELET_EXTRA_ARGS=\n")
+	dropin := in("/etc/kubernetes/kubelet.conf.d/50-case.conf")
+	head := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	write(t, dropin, head)
+	write(t, in("/etc/systemd/system/kubelet.service"), `[Unit]
+Description=kubelet
+After=containerd.service
+[Service]
+EnvironmentFile=-/etc/default/kubelet
+ExecStart=/usr/local/bin/kubelet --config=/var/lib/kubelet/config.yaml --config-dir=/etc/kubernetes/kubelet.conf.d $KUBELET_EXTRA_ARGS
+Restart=always
+RestartSec=2
+[Install]
+WantedBy=multi-user.target
+`)
+	write(t, in("/etc/hostname"), "kcnode\n")
+	write(t, in("/etc/hosts"), "127.0.0.1 localhost kcnode\n")
+	os.Remove(in("/etc/systemd/system/multi-user.target.wants/kubelet.service"))
+	if err := os.Symlink("/etc/systemd/system/kubelet.service", in("/etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
+		t.Fatal(err)
+	}
+	// A persistent journal, which the host reads with --root.
+	if err := os.MkdirAll(in("/var/log/journal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		os.RemoveAll(in("/var/log/journal"))
+		os.RemoveAll(in("/etc/kubernetes/kubelet.conf.d"))
+		os.Remove(in("/etc/default/kubelet"))
+		os.RemoveAll(in("/etc/systemd/system/kubelet.service.d"))
+	}()
+
+	tree := bootTree(t, rootfs, kubelet, bin)
+	defer func() { tree.stop(false) }()
+	inside := func(args ...string) (int, string) { return tree.inside(t, args...) }
+	journal := func() string { _, out := inside("journalctl", "-u", "kubelet", "--no-pager", "-n", "30"); return out }
+	waitHealthyAt(t, journal)
+
+	// why, inside the tree (root "" = the running node), or from the host on
+	// the tree's journal files; polled until the kubelet's failure is there.
+	whyIn := func(fromHost bool, want string) (whyExplanation, string) {
+		t.Helper()
+		var x whyExplanation
+		var raw string
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+			var out string
+			if fromHost {
+				b, _ := exec.Command(bin, "why", "--kubelet-version", "1.37", "--root", rootfs, "-o", "json").Output()
+				out = string(b)
+			} else {
+				_, out = inside("/usr/local/bin/kubeletcfg", "why", "--kubelet-version", "1.37", "-o", "json")
+			}
+			raw = out
+			if i := strings.Index(out, "{"); i >= 0 {
+				out = out[i:]
+			}
+			x = whyExplanation{}
+			if json.Unmarshal([]byte(out), &x) == nil && x.Class == want {
+				return x, raw
+			}
+		}
+		t.Fatalf("why did not come to %s:\n%s\nthe journal:\n%s", want, raw, journal())
+		return x, raw
+	}
+	restart := func() {
+		t.Helper()
+		if code, out := inside("systemctl", "restart", "kubelet"); code != 0 {
+			t.Fatalf("restart: %s", out)
+		}
+	}
+
+	t.Run("a flag in the unit's environment file", func(t *testing.T) {
+		write(t, in("/etc/default/kubelet"), "KUBELET_EXTRA_ARGS=--no-such-flag=1\n")
+		restart()
+		x, raw := whyIn(false, "flag-unknown")
+		if x.Flag != "no-such-flag" || x.Origin == nil || x.Origin.File != "/etc/default/kubelet" || x.Origin.Line != 1 || x.Origin.Variable != "KUBELET_EXTRA_ARGS" {
+			t.Fatalf("why: %s", raw)
+		}
+		write(t, in("/etc/default/kubelet"), "KUBELET_EXTRA_ARGS=\n")
+		restart()
+		waitHealthyAt(t, journal)
+	})
+
+	t.Run("a value in a drop-in, read from the host with --root", func(t *testing.T) {
+		write(t, dropin, head+"maxPods: -3\n")
+		restart()
+		x, raw := whyIn(true, "config-invalid")
+		if x.Field != "maxPods" || x.Origin == nil || x.Origin.File != "/etc/kubernetes/kubelet.conf.d/50-case.conf" || x.Origin.Line != 3 {
+			t.Fatalf("why --root: %s", raw)
+		}
+		if !strings.Contains(raw, `"trusted": true`) {
+			t.Errorf("journal input not trusted: %s", raw)
+		}
+		write(t, dropin, head)
+		restart()
+		waitHealthyAt(t, journal)
+	})
+
+	// Without Restart=, what ended the kubelet stays its last start.
+	write(t, in("/etc/systemd/system/kubelet.service.d/10-norestart.conf"), "[Service]\nRestart=no\n")
+	if code, out := inside("systemctl", "daemon-reload"); code != 0 {
+		t.Fatal(out)
+	}
+	restart()
+	waitHealthyAt(t, journal)
+
+	t.Run("killed by a signal", func(t *testing.T) {
+		if code, out := inside("systemctl", "kill", "--signal=KILL", "kubelet"); code != 0 {
+			t.Fatal(out)
+		}
+		x, raw := whyIn(false, "killed-signal")
+		if x.Kind != "killed" || x.Field != "" {
+			t.Errorf("why: %s", raw)
+		}
+		if code, _ := inside("/usr/local/bin/kubeletcfg", "why", "--kubelet-version", "1.37"); code != 0 {
+			t.Errorf("why exits %d on a kubelet killed from outside, want 0", code)
+		}
+		restart()
+		waitHealthyAt(t, journal)
+	})
+
+	t.Run("stopped by systemd", func(t *testing.T) {
+		if code, out := inside("systemctl", "stop", "kubelet"); code != 0 {
+			t.Fatal(out)
+		}
+		x, raw := whyIn(false, "stopped")
+		if x.Kind != "killed" {
+			t.Errorf("why: %s", raw)
+		}
+	})
+}
