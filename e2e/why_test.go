@@ -427,7 +427,9 @@ authorization:
 	write(t, in("/etc/containerd/config.toml"), "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  restrict_oom_score_adj = true\n")
 	write(t, in("/etc/default/kubelet"), "KUBELET_EXTRA_ARGS=\n")
 	dropin := in("/etc/kubernetes/kubelet.conf.d/50-case.conf")
-	head := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	// With a --config-dir the kubelet (1.32+) merges the drop-ins onto the
+	// file's JSON, where an empty list is left out: the drop-in says it again.
+	head := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupsPerQOS: false\nenforceNodeAllocatable: []\n"
 	write(t, dropin, head)
 	write(t, in("/etc/systemd/system/kubelet.service"), `[Unit]
 Description=kubelet
@@ -465,7 +467,7 @@ WantedBy=multi-user.target
 
 	// why, inside the tree (root "" = the running node), or from the host on
 	// the tree's journal files; polled until the kubelet's failure is there.
-	whyIn := func(fromHost bool, want string) (whyExplanation, string) {
+	whyIn := func(t *testing.T, fromHost bool, want string) (whyExplanation, string) {
 		t.Helper()
 		var x whyExplanation
 		var raw string
@@ -489,7 +491,7 @@ WantedBy=multi-user.target
 		t.Fatalf("why did not come to %s:\n%s\nthe journal:\n%s", want, raw, journal())
 		return x, raw
 	}
-	restart := func() {
+	restart := func(t *testing.T) {
 		t.Helper()
 		if code, out := inside("systemctl", "restart", "kubelet"); code != 0 {
 			t.Fatalf("restart: %s", out)
@@ -498,28 +500,28 @@ WantedBy=multi-user.target
 
 	t.Run("a flag in the unit's environment file", func(t *testing.T) {
 		write(t, in("/etc/default/kubelet"), "KUBELET_EXTRA_ARGS=--no-such-flag=1\n")
-		restart()
-		x, raw := whyIn(false, "flag-unknown")
+		restart(t)
+		x, raw := whyIn(t, false, "flag-unknown")
 		if x.Flag != "no-such-flag" || x.Origin == nil || x.Origin.File != "/etc/default/kubelet" || x.Origin.Line != 1 || x.Origin.Variable != "KUBELET_EXTRA_ARGS" {
 			t.Fatalf("why: %s", raw)
 		}
 		write(t, in("/etc/default/kubelet"), "KUBELET_EXTRA_ARGS=\n")
-		restart()
+		restart(t)
 		waitHealthyAt(t, journal)
 	})
 
 	t.Run("a value in a drop-in, read from the host with --root", func(t *testing.T) {
 		write(t, dropin, head+"maxPods: -3\n")
-		restart()
-		x, raw := whyIn(true, "config-invalid")
-		if x.Field != "maxPods" || x.Origin == nil || x.Origin.File != "/etc/kubernetes/kubelet.conf.d/50-case.conf" || x.Origin.Line != 3 {
+		restart(t)
+		x, raw := whyIn(t, true, "config-invalid")
+		if x.Field != "maxPods" || x.Origin == nil || x.Origin.File != "/etc/kubernetes/kubelet.conf.d/50-case.conf" || x.Origin.Line != 5 {
 			t.Fatalf("why --root: %s", raw)
 		}
 		if !strings.Contains(raw, `"trusted": true`) {
 			t.Errorf("journal input not trusted: %s", raw)
 		}
 		write(t, dropin, head)
-		restart()
+		restart(t)
 		waitHealthyAt(t, journal)
 	})
 
@@ -528,21 +530,21 @@ WantedBy=multi-user.target
 	if code, out := inside("systemctl", "daemon-reload"); code != 0 {
 		t.Fatal(out)
 	}
-	restart()
+	restart(t)
 	waitHealthyAt(t, journal)
 
 	t.Run("killed by a signal", func(t *testing.T) {
 		if code, out := inside("systemctl", "kill", "--signal=KILL", "kubelet"); code != 0 {
 			t.Fatal(out)
 		}
-		x, raw := whyIn(false, "killed-signal")
+		x, raw := whyIn(t, false, "killed-signal")
 		if x.Kind != "killed" || x.Field != "" {
 			t.Errorf("why: %s", raw)
 		}
 		if code, _ := inside("/usr/local/bin/kubeletcfg", "why", "--kubelet-version", "1.37"); code != 0 {
 			t.Errorf("why exits %d on a kubelet killed from outside, want 0", code)
 		}
-		restart()
+		restart(t)
 		waitHealthyAt(t, journal)
 	})
 
@@ -550,7 +552,7 @@ WantedBy=multi-user.target
 		if code, out := inside("systemctl", "stop", "kubelet"); code != 0 {
 			t.Fatal(out)
 		}
-		x, raw := whyIn(false, "stopped")
+		x, raw := whyIn(t, false, "stopped")
 		if x.Kind != "killed" {
 			t.Errorf("why: %s", raw)
 		}

@@ -330,7 +330,9 @@ func (j *journal) systemdAfter(ctx context.Context, ls *lastStart) ([]*record, e
 	}
 	var out []*record
 	err := j.query(ctx, args, func(r *record) bool {
-		if r.fromSystemd && (ls.boot == "" || r.Boot == ls.boot) {
+		// From the start on: a stop of the process before it is not about
+		// this one.
+		if r.fromSystemd && (ls.boot == "" || r.Boot == ls.boot) && !r.time.Before(ls.started) {
 			out = append(out, r)
 		}
 		return true
