@@ -26,13 +26,14 @@ import (
 type whyNode struct {
 	t                      *testing.T
 	kubelet, dir, sock     string
+	minor                  string
 	unit, env, cfg, dropin string
 	bin                    string
 }
 
 func newWhyNode(t *testing.T) *whyNode {
-	kubelet, _, dir, sock := kubeletNode(t)
-	n := &whyNode{t: t, kubelet: kubelet, dir: dir, sock: sock,
+	kubelet, minor, dir, sock := kubeletNode(t)
+	n := &whyNode{t: t, kubelet: kubelet, minor: minor, dir: dir, sock: sock,
 		unit: filepath.Join(dir, "kubelet.service"), env: filepath.Join(dir, "kubelet.env"),
 		cfg: filepath.Join(dir, "config.yaml"), dropin: filepath.Join(dir, "conf.d", "50-case.conf")}
 	write(t, n.cfg, trustBase(sock))
@@ -132,7 +133,7 @@ type whyOrigin struct {
 }
 
 func (n *whyNode) why(wrap ...string) (whyExplanation, string) {
-	args := append(append([]string{}, wrap...), n.bin, "why", "--kubelet-version", "1.37", "--kubelet-log", filepath.Join(n.dir, "kubelet.log"), "--from", n.unit, "-o", "json")
+	args := append(append([]string{}, wrap...), n.bin, "why", "--kubelet-version", n.minor, "--kubelet-log", filepath.Join(n.dir, "kubelet.log"), "--from", n.unit, "-o", "json")
 	out, err := exec.Command(args[0], args[1:]...).Output()
 	if err != nil && exitCode(n.t, err) == 2 {
 		n.t.Fatalf("why: %v %s", err, out)
@@ -150,7 +151,7 @@ type preflightVerdict struct {
 }
 
 func (n *whyNode) preflight(wrap ...string) preflightVerdict {
-	args := append(append([]string{}, wrap...), n.bin, "preflight", "--kubelet-version", "1.37", "--from", n.unit, "-o", "json")
+	args := append(append([]string{}, wrap...), n.bin, "preflight", "--kubelet-version", n.minor, "--from", n.unit, "-o", "json")
 	out, err := exec.Command(args[0], args[1:]...).Output()
 	if err != nil && exitCode(n.t, err) == 2 {
 		n.t.Fatalf("preflight: %v %s", err, out)
@@ -555,6 +556,59 @@ WantedBy=multi-user.target
 		x, raw := whyIn(t, false, "stopped")
 		if x.Kind != "killed" {
 			t.Errorf("why: %s", raw)
+		}
+	})
+}
+
+// TestWhyOlderMinor runs kubelet 1.34 (KUBELET_134_BIN) where its classes
+// differ from 1.37's: no gate dependency check, failCgroupV1 false by
+// default (a cgroup v1 host is refused only when it is set), a flag 1.37
+// removed still there. preflight for 1.34 says what that kubelet does.
+func TestWhyOlderMinor(t *testing.T) {
+	old := os.Getenv("KUBELET_134_BIN")
+	if old == "" {
+		t.Fatal("KUBELET_134_BIN is not set: make kubelet E2E_MINOR=1.34")
+	}
+	n := newWhyNode(t)
+	n.kubelet, n.minor = old, "1.34"
+	// The base config of these tests sets failCgroupV1: false; here it is
+	// left to the version's default.
+	trust := func() string { return strings.Replace(trustBase(n.sock), "failCgroupV1: false\n", "", 1) }
+	starts := func(t *testing.T, dropin, env string) {
+		t.Helper()
+		n.t = t
+		n.set(dropin, env)
+		write(t, n.cfg, trust())
+		pf := n.preflight()
+		if _, healthy := n.run(nil, 30*time.Second, time.Second); !healthy {
+			log, _ := os.ReadFile(filepath.Join(n.dir, "kubelet.log"))
+			t.Fatalf("kubelet 1.34 does not start:\n%s", tail(log))
+		}
+		if !pf.Starts {
+			t.Errorf("preflight for 1.34 says it refuses: %+v", pf.Findings)
+		}
+	}
+	t.Run("cgroup v1 host, failCgroupV1 left to 1.34's default: starts", func(t *testing.T) { starts(t, "", "") })
+	t.Run("gate dependency: 1.34 has no such check", func(t *testing.T) { starts(t, "featureGates:\n  GracefulNodeShutdown: false\n", "") })
+	t.Run("--pod-infra-container-image: still a flag of 1.34", func(t *testing.T) { starts(t, "", "--pod-infra-container-image=registry.k8s.io/pause:3.9") })
+	t.Run("failCgroupV1 set: refused, explained, fixed", func(t *testing.T) {
+		n.t = t
+		n.set("failCgroupV1: true\n", "")
+		write(t, n.cfg, trust())
+		pf := n.preflight()
+		if exited, _ := n.run(nil, 30*time.Second, time.Second); !exited {
+			t.Fatal("kubelet 1.34 did not exit")
+		}
+		if pf.Starts {
+			t.Errorf("preflight for 1.34 says it starts: %+v", pf.Findings)
+		}
+		x, raw := n.why()
+		if x.Class != "cgroup-v1" || x.Field != "failCgroupV1" || x.Origin == nil || x.Origin.File != n.dropin || x.Origin.Line != 3 {
+			t.Fatalf("why: %s", raw)
+		}
+		n.applyFix(x)
+		if _, healthy := n.run(nil, 30*time.Second, time.Second); !healthy {
+			t.Fatal("after the fix kubelet 1.34 does not start")
 		}
 	})
 }
