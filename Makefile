@@ -146,6 +146,12 @@ $(KUBELET):
 	hack/schemagen/prepare.sh $(E2E_RELEASE) _build/schemagen/$(E2E_RELEASE)
 	cd _build/schemagen/$(E2E_RELEASE) && $(GO) build -o $(KUBELET) -ldflags "$(K8S_LDFLAGS)" k8s.io/kubernetes/cmd/kubelet
 
+# The older kubelet the e2e runs where a class of the start-up table differs
+# (why, preflight): 1.34, built the same way (make kubelet E2E_MINOR=1.34).
+KUBELET_134 := $(CURDIR)/_build/kubelet-$(shell awk '$$1=="1.34"{print $$2}' schema/releases.txt)
+$(KUBELET_134):
+	$(MAKE) kubelet E2E_MINOR=1.34
+
 # The version the built commands say, as a release build says it.
 K8S_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))
 
@@ -223,7 +229,8 @@ $(NSPAWN_ROOTFS)/lib/systemd/systemd:
 # in one `go test` run that shares kubeletcfg's build, the control plane and
 # the nspawn boot. E2E_RUN narrows them (-run), e.g. make e2e E2E_RUN=TestApply$$.
 E2E_ENV = NSPAWN_ROOTFS=$(NSPAWN_ROOTFS) KUBELET_BIN=$(KUBELET) APISERVER_BIN=$(APISERVER) CONTROLLER_MANAGER_BIN=$(CONTROLLER_MANAGER) \
-	ETCD_BIN=$(ETCD) KUBEADM_BIN=$(KUBEADM) CONTAINERD2_DIR=$(CONTAINERD2_DIR) KUBELET_VERSION=$(E2E_MINOR)
+	ETCD_BIN=$(ETCD) KUBEADM_BIN=$(KUBEADM) CONTAINERD2_DIR=$(CONTAINERD2_DIR) KUBELET_VERSION=$(E2E_MINOR) \
+	KUBELET_134_BIN=$(KUBELET_134)
 E2E_RUN ?= .
 # Debian's packages first, in one apt-get (dpkg serves one at a time); then
 # debootstrap (mostly network) beside the Go builds (CPU), which run one at a
@@ -232,7 +239,7 @@ e2e-parts: ansible-core
 	@command -v containerd >/dev/null && command -v runc >/dev/null && command -v systemd-nspawn >/dev/null && command -v ip >/dev/null && test -x /usr/lib/cni/bridge && command -v debootstrap >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc systemd-container iproute2 containernetworking-plugins debootstrap; }
 	$(MAKE) -j2 $(NSPAWN_ROOTFS)/lib/systemd/systemd e2e-builds
 e2e-builds:
-	$(MAKE) -j1 $(KUBELET) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBEADM) $(CONTAINERD2)
+	$(MAKE) -j1 $(KUBELET) $(KUBELET_134) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBEADM) $(CONTAINERD2)
 
 e2e: e2e-parts
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -v -timeout 60m -run '$(E2E_RUN)' ./e2e/
