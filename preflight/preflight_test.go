@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/why"
 )
 
 // fakeHost has the host facts a test gives; its files are those of a
@@ -212,4 +213,48 @@ func TestTimeSpan(t *testing.T) {
 	if got := listening(table, 10250); len(got) != 1 || got[0] != "12345" {
 		t.Errorf("listening %q", got)
 	}
+}
+
+// fakeRuntime answers RuntimeConfig with a driver.
+type fakeRuntime struct{ driver string }
+
+func (f fakeRuntime) CgroupDriver(context.Context, string) (string, string) { return f.driver, "" }
+func (fakeRuntime) CredentialProvider(*why.Layers, string, string) error    { return nil }
+
+// Where the kubelet takes the cgroup driver from the runtime, the
+// runtime's answer decides (the seam for the CRI model).
+func TestPreflightRuntimeDriver(t *testing.T) {
+	root := nodeTree(t, "cgroupDriver: systemd\n", nil)
+	h := fakeHost{imageHost: imageHost{root: root}, memory: 8 << 30, cpus: 4, listeners: map[int]string{}}
+	for _, tc := range []struct {
+		minor, driver string
+		refused       bool
+	}{
+		{"1.37", "cgroupfs", false}, // the file's systemd is overridden
+		{"1.37", "systemd", true},
+		{"1.37", "", true},         // the runtime cannot say: the file's
+		{"1.30", "cgroupfs", true}, // 1.30 does not ask the runtime
+	} {
+		res, err := Check(context.Background(), layers(t, tc.minor, root), h, fakeRuntime{tc.driver}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := find(res, "cgroup-driver-systemd") != nil; got != tc.refused {
+			t.Errorf("%s with the runtime's %q: refused %v, want %v", tc.minor, tc.driver, got, tc.refused)
+		}
+	}
+}
+
+func layers(t *testing.T, minor, root string) *why.Layers {
+	t.Helper()
+	src := node.Source{Root: root, KubeletVersion: minor, VersionSet: true, Args: []string{"--config=/etc/kubelet.yaml"}, Dashed: true}
+	v, err := node.ResolveVersion(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := why.ReadLayers(src, v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
