@@ -152,8 +152,10 @@ func TestAnsibleRollout(t *testing.T) {
 		t.Fatalf("fatal change: exit 0\n%s", r.Output)
 	}
 	ev = r.One(t, "node-0", "Apply the change")
-	if ev.Status != "failed" || ev.Result["rolled_back"] != true || !strings.Contains(ev.Msg(), fatalAtStartMessage) {
-		t.Errorf("the canary: want failed, rolled back, with the kubelet's own error:\n%s", ev)
+	// Refused before anything is written (kubeletcfg's preflight: the
+	// reservation is beyond this machine), with the field and where it is.
+	if ev.Status != "failed" || ev.Result["rolled_back"] == true || !strings.Contains(ev.Msg(), "reserved-beyond-capacity") || !strings.Contains(ev.Msg(), "kubeReserved.memory=100Ti from ") {
+		t.Errorf("the canary: want failed, refused by preflight, with the field and its origin:\n%s", ev)
 	}
 	for _, n := range []string{"node-1", "node-2"} {
 		if evs := r.Of(n, ""); len(evs) != 0 {

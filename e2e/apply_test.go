@@ -23,7 +23,7 @@ func TestApply(t *testing.T) {
 	dir, base, cfg, confd := n.Dir, n.Base, n.Config, n.ConfigDir
 	applyCmd := func(newFile string) (int, string, time.Duration) {
 		start := time.Now()
-		code, out, errOut := kubeletcfg(t, nil, n.argv("apply", "-f", newFile, "--verify-configz", "--insecure", "--stable-for", "2s", "--health-timeout", "20s", "-o", "json")...)
+		code, out, errOut := kubeletcfg(t, nil, n.argv("apply", "-f", newFile, "--skip-preflight", "--verify-configz", "--insecure", "--stable-for", "2s", "--health-timeout", "20s", "-o", "json")...)
 		return code, out + errOut, time.Since(start)
 	}
 
@@ -192,7 +192,7 @@ func TestApply(t *testing.T) {
 	// --dropin: a new drop-in that the kubelet takes; then one that kills it,
 	// undone by removing it again.
 	applyDropin := func(specs ...string) (int, string) {
-		dropinArgs := []string{"--stable-for", "1s"}
+		dropinArgs := []string{"--stable-for", "1s", "--skip-preflight"}
 		for _, spec := range specs {
 			dropinArgs = append(dropinArgs, "--dropin", spec)
 		}

@@ -29,7 +29,7 @@ func TestApplyCluster(t *testing.T) {
 	web := n.replicaSet(t, "web")
 	apply := func(content string, more ...string) (int, string, string) {
 		file := n.writeNew(t, content)
-		return kubeletcfg(t, nil, n.argv("apply", append([]string{"-f", file,
+		return kubeletcfg(t, nil, n.argv("apply", append([]string{"-f", file, "--skip-preflight",
 			"--kubeconfig", n.API.Kubeconfig, "--stable-for", "2s", "--health-timeout", "30s", "-o", "json"}, more...)...)...)
 	}
 

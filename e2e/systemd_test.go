@@ -24,7 +24,7 @@ func TestApplyUnderSystemd(t *testing.T) {
 	}
 
 	applyIn := func(file string) (int, string) {
-		return inside("/usr/local/bin/kubeletcfg", "apply", "--node", s.Name, "-f", file, "--kubelet-version", minor,
+		return inside("/usr/local/bin/kubeletcfg", "apply", "--skip-preflight", "--node", s.Name, "-f", file, "--kubelet-version", minor,
 			"--stable-for", "2s", "--health-timeout", "30s")
 	}
 	write(t, in("/root/good.yaml"), base+"failCgroupV1: false\nmaxPods: 111\n")

@@ -19,103 +19,87 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
-// whyNode is a kubelet started by hand from a unit file it does not run
-// (kubeletcfg reads the command line from it, as --from does): the unit
-// names the config file and the drop-in directory, an environment file
-// adds KUBELET_EXTRA_ARGS.
+// whyNode is a kit node (newNode) whose command line comes from a unit
+// file it does not run (kubeletcfg reads it, as --from does): the unit
+// names the config file and the drop-in directory, an environment file adds
+// KUBELET_EXTRA_ARGS. The kubelet runs on Debian's containerd 1.6 (no
+// RuntimeConfig): the config file's cgroupDriver is the one it runs, as
+// preflight reads it without a model of the runtime.
 type whyNode struct {
-	t                      *testing.T
-	kubelet, dir, sock     string
-	minor                  string
-	unit, env, cfg, dropin string
-	bin                    string
+	t                 *testing.T
+	n                 *kubeletNode
+	minor             string
+	unit, env, dropin string
+	// base is the config file (n.Base by default).
+	base string
 }
 
 func newWhyNode(t *testing.T) *whyNode {
-	kubelet, minor, dir, sock := kubeletNode(t)
-	n := &whyNode{t: t, kubelet: kubelet, minor: minor, dir: dir, sock: sock,
-		unit: filepath.Join(dir, "kubelet.service"), env: filepath.Join(dir, "kubelet.env"),
-		cfg: filepath.Join(dir, "config.yaml"), dropin: filepath.Join(dir, "conf.d", "50-case.conf")}
-	write(t, n.cfg, trustBase(sock))
-	write(t, n.unit, fmt.Sprintf(`[Service]
+	n := newNode(t, nodeOptions{noStart: true, runtime: containerd16NoRuntimeConfig})
+	w := &whyNode{t: t, n: n, minor: n.Minor, base: n.Base,
+		unit: filepath.Join(n.Dir, "kubelet.service"), env: filepath.Join(n.Dir, "kubelet.env"),
+		dropin: filepath.Join(n.ConfigDir, "50-case.conf")}
+	w.writeUnit()
+	return w
+}
+
+// writeUnit writes the unit of the node's kubelet binary.
+func (w *whyNode) writeUnit() {
+	n := w.n
+	write(w.t, w.unit, fmt.Sprintf(`[Service]
 Environment="KUBELET_CONFIG_ARGS=--config=%s --config-dir=%s"
 EnvironmentFile=%s
 ExecStart=%s $KUBELET_CONFIG_ARGS --root-dir=%s --cert-dir=%s $KUBELET_EXTRA_ARGS
-`, n.cfg, filepath.Dir(n.dropin), n.env, kubelet, filepath.Join(dir, "root"), filepath.Join(dir, "pki")))
-	n.bin = filepath.Join(dir, "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", n.bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
-		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
-	}
-	return n
+`, n.Config, n.ConfigDir, w.env, n.Kubelet, n.RootDir, n.CertDir))
 }
 
-// set writes the case's drop-in (its lines from line 3 on) and the
-// environment file's KUBELET_EXTRA_ARGS (line 1).
-func (n *whyNode) set(dropin, extraArgs string) {
-	write(n.t, n.dropin, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+dropin)
-	write(n.t, n.env, "KUBELET_EXTRA_ARGS="+extraArgs+"\n")
-	write(n.t, n.cfg, trustBase(n.sock))
-}
-
-// args is the kubelet's command line as the unit gives it.
-func (n *whyNode) args() []string {
-	k, err := node.FromFiles("", []string{n.unit})
+// set writes the case's drop-in (its lines from line 3 on), the environment
+// file's KUBELET_EXTRA_ARGS (line 1) and the base config file, and gives the
+// node the command line the unit makes of them.
+func (w *whyNode) set(dropin, extraArgs string) {
+	write(w.t, w.dropin, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+dropin)
+	write(w.t, w.env, "KUBELET_EXTRA_ARGS="+extraArgs+"\n")
+	write(w.t, w.n.Config, w.base+"cgroupDriver: cgroupfs\n")
+	k, err := node.FromFiles("", []string{w.unit})
 	if err != nil {
-		n.t.Fatal(err)
+		w.t.Fatal(err)
 	}
-	return k.Args
+	w.n.setArgs(w.t, k.Args...)
 }
 
-// run starts the kubelet (wrap: a command it runs under) and returns
-// whether it exited within limit, after which it is stopped.
-func (n *whyNode) run(wrap []string, limit time.Duration, healthyFor time.Duration) (exited, healthy bool) {
-	log := filepath.Join(n.dir, "kubelet.log")
-	_ = os.Remove(log)
-	f, err := os.Create(log)
-	if err != nil {
-		n.t.Fatal(err)
+// run starts the kubelet (wrap: a command it runs under, in the restart
+// script) and says whether it exited within limit, or stayed healthy for
+// healthyFor; then it is stopped.
+func (w *whyNode) run(wrap []string, limit, healthyFor time.Duration) (exited, healthy bool) {
+	n := w.n
+	launch := ""
+	if len(wrap) > 0 {
+		quoted := []string{}
+		for _, a := range append(append(append([]string{}, wrap...), n.Kubelet), n.Args...) {
+			quoted = append(quoted, shellQuote(a))
+		}
+		launch = "setsid " + strings.Join(quoted, " ")
 	}
-	defer f.Close()
-	argv := append(append(append([]string{}, wrap...), n.kubelet), n.args()...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		n.t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	n.setLaunch(w.t, launch)
+	pid := n.launchKubelet(w.t)
+	defer func() { n.stop(); time.Sleep(200 * time.Millisecond) }()
 	client := &http.Client{Timeout: 200 * time.Millisecond}
 	var healthySince time.Time
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		select {
-		case <-done:
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if !running(pid) {
 			return true, false
-		default:
 		}
-		if resp, err := client.Get("http://127.0.0.1:10248/healthz"); err == nil {
+		if resp, err := client.Get(n.healthzURL()); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK && healthySince.IsZero() {
 				healthySince = time.Now()
 			}
 		}
 		if !healthySince.IsZero() && time.Since(healthySince) > healthyFor {
-			healthy = true
-			break
+			return false, true
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	// Stop it (its process group: a wrapper's too).
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-	time.Sleep(200 * time.Millisecond) // ports released
-	return false, healthy
+	return false, false
 }
 
 type whyExplanation struct {
@@ -132,15 +116,15 @@ type whyOrigin struct {
 	Line                             int
 }
 
-func (n *whyNode) why(wrap ...string) (whyExplanation, string) {
-	args := append(append([]string{}, wrap...), n.bin, "why", "--kubelet-version", n.minor, "--kubelet-log", filepath.Join(n.dir, "kubelet.log"), "--from", n.unit, "-o", "json")
+func (w *whyNode) why(wrap ...string) (whyExplanation, string) {
+	args := append(append([]string{}, wrap...), kit.kubeletcfg, "why", "--kubelet-version", w.minor, "--kubelet-log", w.n.Log, "--from", w.unit, "-o", "json")
 	out, err := exec.Command(args[0], args[1:]...).Output()
-	if err != nil && exitCode(n.t, err) == 2 {
-		n.t.Fatalf("why: %v %s", err, out)
+	if err != nil && exitCode(w.t, err) == 2 {
+		w.t.Fatalf("why: %v %s", err, out)
 	}
 	var x whyExplanation
 	if err := json.Unmarshal(out, &x); err != nil {
-		n.t.Fatalf("why: %v\n%s", err, out)
+		w.t.Fatalf("why: %v\n%s", err, out)
 	}
 	return x, string(out)
 }
@@ -150,15 +134,15 @@ type preflightVerdict struct {
 	Findings []struct{ Class, Status, Fact string }
 }
 
-func (n *whyNode) preflight(wrap ...string) preflightVerdict {
-	args := append(append([]string{}, wrap...), n.bin, "preflight", "--kubelet-version", n.minor, "--from", n.unit, "-o", "json")
+func (w *whyNode) preflight(wrap ...string) preflightVerdict {
+	args := append(append([]string{}, wrap...), kit.kubeletcfg, "preflight", "--kubelet-version", w.minor, "--from", w.unit, "-o", "json")
 	out, err := exec.Command(args[0], args[1:]...).Output()
-	if err != nil && exitCode(n.t, err) == 2 {
-		n.t.Fatalf("preflight: %v %s", err, out)
+	if err != nil && exitCode(w.t, err) == 2 {
+		w.t.Fatalf("preflight: %v %s", err, out)
 	}
 	var v preflightVerdict
 	if err := json.Unmarshal(out, &v); err != nil {
-		n.t.Fatalf("preflight: %v\n%s", err, out)
+		w.t.Fatalf("preflight: %v\n%s", err, out)
 	}
 	return v
 }
@@ -166,7 +150,8 @@ func (n *whyNode) preflight(wrap ...string) preflightVerdict {
 // applyFix applies why's fix where it says: a line of a file goes (the
 // value falls back to what is below it), a flag leaves the environment
 // file; every origin the explanation lists.
-func (n *whyNode) applyFix(x whyExplanation) {
+func (w *whyNode) applyFix(x whyExplanation) {
+	n := w
 	origins := []*whyOrigin{x.Origin}
 	for _, p := range x.Problems {
 		origins = append(origins, p.Origin)
@@ -219,7 +204,7 @@ func (n *whyNode) applyFix(x whyExplanation) {
 // verdict beforehand is the kubelet's.
 func TestWhy(t *testing.T) {
 	n := newWhyNode(t)
-	dir := n.dir
+	dir := n.n.Dir
 	write(t, filepath.Join(dir, "pod.yaml"), "apiVersion: v1\nkind: Pod\n")
 	write(t, filepath.Join(dir, "cp.yaml"), "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfiguration\nproviders: []\n")
 	if err := os.MkdirAll(filepath.Join(dir, "cpbin"), 0o755); err != nil {
@@ -330,8 +315,8 @@ func TestWhy(t *testing.T) {
 			if c.file != "default" {
 				n.applyFix(x)
 			} else if c.fixConfig != "" {
-				data, _ := os.ReadFile(n.cfg)
-				write(t, n.cfg, string(data)+c.fixConfig)
+				data, _ := os.ReadFile(n.n.Config)
+				write(t, n.n.Config, string(data)+c.fixConfig)
 			}
 			if _, healthy := n.run(c.wrap, 30*time.Second, time.Second); !healthy {
 				log, _ := os.ReadFile(filepath.Join(dir, "kubelet.log"))
@@ -371,18 +356,13 @@ func TestWhy(t *testing.T) {
 	t.Run("killed by a signal", func(t *testing.T) {
 		n.t = t
 		n.set("", "")
-		log := filepath.Join(dir, "kubelet.log")
-		f, _ := os.Create(log)
-		cmd := exec.Command(n.kubelet, n.args()...)
-		cmd.Stdout, cmd.Stderr = f, f
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		n.n.setLaunch(t, "")
+		pid := n.n.launchKubelet(t)
+		n.n.waitHealthy(t)
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		for end := time.Now().Add(5 * time.Second); running(pid) && time.Now().Before(end); {
+			time.Sleep(20 * time.Millisecond)
 		}
-		waitHealthyAt(t, func() string { b, _ := os.ReadFile(log); return tail(b) })
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		f.Close()
-		time.Sleep(200 * time.Millisecond)
 		x, raw := n.why()
 		if x.Kind != "none" || x.Field != "" {
 			t.Errorf("a kubelet killed by SIGKILL: %s", raw)
@@ -397,35 +377,9 @@ func TestWhy(t *testing.T) {
 // makes the kubelet start; a kubelet killed by a signal, and one stopped by
 // systemd, is said not to be the configuration.
 func TestWhyUnderSystemd(t *testing.T) {
-	rootfs := os.Getenv("NSPAWN_ROOTFS")
-	kubelet := os.Getenv("KUBELET_BIN")
-	if rootfs == "" || kubelet == "" {
-		t.Fatal("NSPAWN_ROOTFS and KUBELET_BIN are not set: run make e2e")
-	}
-	requireNoKubelet(t)
-	defer saveSysctls(t)()
-	bin := filepath.Join(t.TempDir(), "kubeletcfg")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/kubeletcfg").CombinedOutput(); err != nil {
-		t.Fatalf("build kubeletcfg: %v\n%s", err, out)
-	}
-	in := func(p string) string { return filepath.Join(rootfs, p) }
-	base := `apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
-cgroupDriver: cgroupfs
-cgroupsPerQOS: false
-enforceNodeAllocatable: []
-failCgroupV1: false
-authentication:
-  anonymous:
-    enabled: true
-  webhook:
-    enabled: false
-authorization:
-  mode: AlwaysAllow
-`
-	write(t, in("/var/lib/kubelet/config.yaml"), base)
-	write(t, in("/etc/containerd/config.toml"), "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  restrict_oom_score_adj = true\n")
+	s := useSystemdNode(t, systemdOptions{})
+	in := s.in
+	write(t, in("/var/lib/kubelet/config.yaml"), s.Base+"failCgroupV1: false\n")
 	write(t, in("/etc/default/kubelet"), "KUBELET_EXTRA_ARGS=\n")
 	dropin := in("/etc/kubernetes/kubelet.conf.d/50-case.conf")
 	// With a --config-dir the kubelet (1.32+) merges the drop-ins onto the
@@ -443,28 +397,23 @@ RestartSec=2
 [Install]
 WantedBy=multi-user.target
 `)
-	write(t, in("/etc/hostname"), "kcnode\n")
-	write(t, in("/etc/hosts"), "127.0.0.1 localhost kcnode\n")
-	os.Remove(in("/etc/systemd/system/multi-user.target.wants/kubelet.service"))
-	if err := os.Symlink("/etc/systemd/system/kubelet.service", in("/etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
-		t.Fatal(err)
-	}
 	// A persistent journal, which the host reads with --root.
 	if err := os.MkdirAll(in("/var/log/journal"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		os.RemoveAll(in("/var/log/journal"))
+	t.Cleanup(func() {
 		os.RemoveAll(in("/etc/kubernetes/kubelet.conf.d"))
 		os.Remove(in("/etc/default/kubelet"))
-		os.RemoveAll(in("/etc/systemd/system/kubelet.service.d"))
-	}()
-
-	tree := bootTree(t, rootfs, kubelet, bin)
-	defer func() { tree.stop(false) }()
-	inside := func(args ...string) (int, string) { return tree.inside(t, args...) }
+	})
+	inside := func(args ...string) (int, string) { return s.inside(t, args...) }
+	for _, cmd := range [][]string{{"journalctl", "--flush"}, {"systemctl", "daemon-reload"}, {"systemctl", "restart", "kubelet"}} {
+		if code, out := inside(cmd...); code != 0 {
+			t.Fatalf("%s: %s", strings.Join(cmd, " "), out)
+		}
+	}
 	journal := func() string { _, out := inside("journalctl", "-u", "kubelet", "--no-pager", "-n", "30"); return out }
-	waitHealthyAt(t, journal)
+	s.waitHealthy(t)
+	rootfs := in("/")
 
 	// why, inside the tree (root "" = the running node), or from the host on
 	// the tree's journal files; polled until the kubelet's failure is there.
@@ -475,10 +424,10 @@ WantedBy=multi-user.target
 		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
 			var out string
 			if fromHost {
-				b, _ := exec.Command(bin, "why", "--kubelet-version", "1.37", "--root", rootfs, "-o", "json").Output()
+				b, _ := exec.Command(kit.kubeletcfg, "why", "--kubelet-version", s.Minor, "--root", rootfs, "-o", "json").Output()
 				out = string(b)
 			} else {
-				_, out = inside("/usr/local/bin/kubeletcfg", "why", "--kubelet-version", "1.37", "-o", "json")
+				_, out = inside("/usr/local/bin/kubeletcfg", "why", "--kubelet-version", s.Minor, "-o", "json")
 			}
 			raw = out
 			if i := strings.Index(out, "{"); i >= 0 {
@@ -508,7 +457,7 @@ WantedBy=multi-user.target
 		}
 		write(t, in("/etc/default/kubelet"), "KUBELET_EXTRA_ARGS=\n")
 		restart(t)
-		waitHealthyAt(t, journal)
+		s.waitHealthy(t)
 	})
 
 	t.Run("a value in a drop-in, read from the host with --root", func(t *testing.T) {
@@ -523,7 +472,7 @@ WantedBy=multi-user.target
 		}
 		write(t, dropin, head)
 		restart(t)
-		waitHealthyAt(t, journal)
+		s.waitHealthy(t)
 	})
 
 	// Without Restart=, what ended the kubelet stays its last start.
@@ -532,7 +481,7 @@ WantedBy=multi-user.target
 		t.Fatal(out)
 	}
 	restart(t)
-	waitHealthyAt(t, journal)
+	s.waitHealthy(t)
 
 	t.Run("killed by a signal", func(t *testing.T) {
 		if code, out := inside("systemctl", "kill", "--signal=KILL", "kubelet"); code != 0 {
@@ -542,11 +491,11 @@ WantedBy=multi-user.target
 		if x.Kind != "killed" || x.Field != "" {
 			t.Errorf("why: %s", raw)
 		}
-		if code, _ := inside("/usr/local/bin/kubeletcfg", "why", "--kubelet-version", "1.37"); code != 0 {
+		if code, _ := inside("/usr/local/bin/kubeletcfg", "why", "--kubelet-version", s.Minor); code != 0 {
 			t.Errorf("why exits %d on a kubelet killed from outside, want 0", code)
 		}
 		restart(t)
-		waitHealthyAt(t, journal)
+		s.waitHealthy(t)
 	})
 
 	t.Run("stopped by systemd", func(t *testing.T) {
@@ -565,24 +514,20 @@ WantedBy=multi-user.target
 // default (a cgroup v1 host is refused only when it is set), a flag 1.37
 // removed still there. preflight for 1.34 says what that kubelet does.
 func TestWhyOlderMinor(t *testing.T) {
-	old := os.Getenv("KUBELET_134_BIN")
-	if old == "" {
-		t.Fatal("KUBELET_134_BIN is not set: make kubelet E2E_MINOR=1.34")
-	}
+	old := env(t, "KUBELET_134_BIN")
 	n := newWhyNode(t)
-	n.kubelet, n.minor = old, "1.34"
+	n.n.Kubelet, n.minor = old, "1.34"
+	n.writeUnit()
 	// The base config of these tests sets failCgroupV1: false; here it is
 	// left to the version's default.
-	trust := func() string { return strings.Replace(trustBase(n.sock), "failCgroupV1: false\n", "", 1) }
+	n.base = strings.Replace(n.n.Base, "failCgroupV1: false\n", "", 1)
 	starts := func(t *testing.T, dropin, env string) {
 		t.Helper()
 		n.t = t
 		n.set(dropin, env)
-		write(t, n.cfg, trust())
 		pf := n.preflight()
 		if _, healthy := n.run(nil, 30*time.Second, time.Second); !healthy {
-			log, _ := os.ReadFile(filepath.Join(n.dir, "kubelet.log"))
-			t.Fatalf("kubelet 1.34 does not start:\n%s", tail(log))
+			t.Fatalf("kubelet 1.34 does not start:\n%s", tailFile(n.n.Log))
 		}
 		if !pf.Starts {
 			t.Errorf("preflight for 1.34 says it refuses: %+v", pf.Findings)
@@ -594,7 +539,6 @@ func TestWhyOlderMinor(t *testing.T) {
 	t.Run("failCgroupV1 set: refused, explained, fixed", func(t *testing.T) {
 		n.t = t
 		n.set("failCgroupV1: true\n", "")
-		write(t, n.cfg, trust())
 		pf := n.preflight()
 		if exited, _ := n.run(nil, 30*time.Second, time.Second); !exited {
 			t.Fatal("kubelet 1.34 did not exit")
