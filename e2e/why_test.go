@@ -60,6 +60,10 @@ func (w *whyNode) set(dropin, extraArgs string) {
 	write(w.t, w.dropin, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+dropin)
 	write(w.t, w.env, "KUBELET_EXTRA_ARGS="+extraArgs+"\n")
 	write(w.t, w.n.Config, w.base+"cgroupDriver: cgroupfs\n")
+}
+
+// args gives the node the command line the unit makes of its files now.
+func (w *whyNode) args() {
 	k, err := node.FromFiles("", []string{w.unit})
 	if err != nil {
 		w.t.Fatal(err)
@@ -72,6 +76,7 @@ func (w *whyNode) set(dropin, extraArgs string) {
 // healthyFor; then it is stopped.
 func (w *whyNode) run(wrap []string, limit, healthyFor time.Duration) (exited, healthy bool) {
 	n := w.n
+	w.args()
 	launch := ""
 	if len(wrap) > 0 {
 		quoted := []string{}
@@ -356,6 +361,7 @@ func TestWhy(t *testing.T) {
 	t.Run("killed by a signal", func(t *testing.T) {
 		n.t = t
 		n.set("", "")
+		n.args()
 		n.n.setLaunch(t, "")
 		pid := n.n.launchKubelet(t)
 		n.n.waitHealthy(t)
