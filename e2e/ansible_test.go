@@ -151,9 +151,10 @@ func TestAnsibleRollout(t *testing.T) {
 	if r.Code == 0 {
 		t.Fatalf("fatal change: exit 0\n%s", r.Output)
 	}
-	ev = r.One(t, "node-0", "Apply the change")
-	// Refused before anything is written (kubeletcfg's preflight: the
-	// reservation is beyond this machine), with the field and where it is.
+	// Refused before anything is written, at the dry run (kubeletcfg's
+	// preflight: the reservation is beyond this machine), with the field
+	// and where it is.
+	ev = r.One(t, "node-0", "Plan the change")
 	if ev.Status != "failed" || ev.Result["rolled_back"] == true || !strings.Contains(ev.Msg(), "reserved-beyond-capacity") || !strings.Contains(ev.Msg(), "kubeReserved.memory=100Ti from ") {
 		t.Errorf("the canary: want failed, refused by preflight, with the field and its origin:\n%s", ev)
 	}
