@@ -32,7 +32,7 @@ var whyCases = []hostileCase{
 		want: []string{"/dev/zero: a character device, not a regular file"}},
 	{name: "why --kubelet-log a FIFO", in: map[string]string{"fifo": "<fifo>"}, args: []string{"why", wr, "--kubelet-log", "@I/fifo", "--"}, code: 2,
 		want: []string{"@I/fifo: a FIFO"}},
-	{name: "why --kubelet-log of 1 GiB of zero bytes: its last 64 MiB are read",
+	{name: "why --kubelet-log of 1 GiB of zero bytes: its last 32 MiB are read",
 		in:   map[string]string{"k.log": "<sparse 1073741824>\nE1203 13:35:43.822523      42 run.go:72] \"command failed\" err=\"failed to parse kubelet flag: unknown flag: --no-such-flag\"\n"},
 		args: []string{"why", wr, "--kubelet-log", "@I/k.log", "-o", "json", "--"}, code: 1,
 		stdout: []string{`"class": "flag-unknown"`, `"truncated": true`}},

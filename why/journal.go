@@ -2,6 +2,7 @@ package why
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,8 +22,9 @@ import (
 // Limits of reading the journal (and a log file).
 const (
 	// DefaultMaxBytes bounds what is read of journalctl's output (or of a
-	// log file's tail) for one explanation.
-	DefaultMaxBytes = 64 << 20
+	// log file's tail) for one explanation: a kubelet's start with a panic
+	// of tens of thousands of lines; the panic's message comes first.
+	DefaultMaxBytes = 32 << 20
 	// MaxLine bounds one line (one JSON record of journalctl, one line of
 	// a log file); a longer one is skipped and counted.
 	MaxLine = 1 << 20
@@ -86,6 +88,9 @@ func (r *record) decode(unit string) {
 func journalMessage(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
+	}
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return strings.ToValidUTF8(string(raw[1:len(raw)-1]), "\uFFFD")
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -159,7 +164,7 @@ func (j *journal) query(ctx context.Context, args []string, fn func(*record) boo
 			j.skipped++
 		} else if len(line) > 0 {
 			var r record
-			if json.Unmarshal(line, &r) != nil {
+			if !scanRecord(line, &r) {
 				j.skipped++
 			} else {
 				r.decode(j.unit)

@@ -2,7 +2,6 @@ package why
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -19,8 +18,39 @@ type entry struct {
 	Raw string
 }
 
-// klogHeader: "E0525 13:14:15.123456    1234 run.go:72] rest".
-var klogHeader = regexp.MustCompile(`^([IWEF])(\d{4}) (\d{2}:\d{2}:\d{2}\.\d{6})\s+(\d+) ([^ \]]+)\] (.*)$`)
+// header reads klog's header, "E0525 13:14:15.123456    1234 run.go:72] ",
+// and returns the severity, the PID and the rest of the line.
+func header(line string) (sev byte, pid int, rest string, ok bool) {
+	// "E0525 13:14:15.123456 " is 22 bytes.
+	if len(line) < 24 || strings.IndexByte("IWEF", line[0]) < 0 || line[5] != ' ' || line[8] != ':' || line[11] != ':' || line[14] != '.' || line[21] != ' ' {
+		return 0, 0, "", false
+	}
+	for _, i := range []int{1, 2, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 17, 18, 19, 20} {
+		if line[i] < '0' || line[i] > '9' {
+			return 0, 0, "", false
+		}
+	}
+	i := 22
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(line) && line[j] >= '0' && line[j] <= '9' {
+		j++
+	}
+	if j == i || j >= len(line) || line[j] != ' ' {
+		return 0, 0, "", false
+	}
+	pid, err := strconv.Atoi(line[i:j])
+	if err != nil {
+		return 0, 0, "", false
+	}
+	end := strings.Index(line[j+1:], "] ")
+	if end <= 0 || strings.IndexByte(line[j+1:j+1+end], ' ') >= 0 {
+		return 0, 0, "", false
+	}
+	return line[0], pid, line[j+1+end+2:], true
+}
 
 // parseKlog reads one line. A text line whose last value opens a
 // multi-line value ("key=<") returns open true: the following lines (each
@@ -31,13 +61,11 @@ func parseKlog(line string) (e entry, open bool) {
 			return e, false
 		}
 	}
-	m := klogHeader.FindStringSubmatch(line)
-	if m == nil {
+	sev, pid, rest, ok := header(line)
+	if !ok {
 		return entry{Raw: line}, false
 	}
-	pid, _ := strconv.Atoi(m[4])
-	e = entry{Severity: m[1][0], PID: pid, Raw: line, KV: map[string]string{}}
-	rest := m[6]
+	e = entry{Severity: sev, PID: pid, Raw: line, KV: map[string]string{}}
 	if !strings.HasPrefix(rest, `"`) {
 		// printf-style (klog.Errorf): the message is the text.
 		e.Msg = rest

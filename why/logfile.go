@@ -2,7 +2,6 @@ package why
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -62,8 +61,8 @@ func readLog(path string, maxBytes int64, exits map[string]bool) (Input, *run, e
 			in.Bytes += int64(len(line)) + 1
 			s := string(line)
 			pid := -1
-			if m := klogHeader.FindStringSubmatch(s); m != nil {
-				fmt.Sscan(m[4], &pid)
+			if _, p, _, ok := header(s); ok {
+				pid = p
 			}
 			if pid >= 0 && pid != cur {
 				if _, ok := runs[pid]; !ok {
