@@ -90,6 +90,8 @@ func scanValue(b []byte, i int) (int, bool) {
 			}
 		}
 		return 0, false
+	case '{':
+		return 0, false // journalctl's records are flat
 	default:
 		j := i
 		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ' ' {
