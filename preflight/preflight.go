@@ -225,13 +225,10 @@ func (c *checker) value(path string) string { return c.l.FieldValue(path) }
 // host (its layering, validation and start-up parsing).
 func (c *checker) configuration() {
 	if c.l.Err != nil {
-		id := "unknown"
-		if m := c.t.Classify(c.l.Err.Error()); m != nil {
-			id = m.Class.ID
-		}
-		cls, _ := startup.ByID(id)
-		c.res.Findings = append(c.res.Findings, Finding{Class: id, Status: Refused, Title: firstOf(cls.Title, "refused by the kubelet"),
-			Fact: "the configuration (on any host)", Fix: c.l.Err.Error()})
+		x := why.ExplainWords(c.l, why.KubeletWords(c.l.Err))
+		f := Finding{Class: x.Class, Status: Refused, Title: x.Title, Fact: "the configuration (on any host): " + c.l.Err.Error(),
+			Field: x.Field, Flag: x.Flag, Value: x.Value, Origin: x.Origin, Fix: x.Fix}
+		c.res.Findings = append(c.res.Findings, f)
 		return
 	}
 	id, errs := c.l.Refusal()

@@ -258,3 +258,26 @@ func layers(t *testing.T, minor, root string) *why.Layers {
 	}
 	return l
 }
+
+// What the layering refuses on any host is classified with the table as
+// the kubelet would say it.
+func TestPreflightRefusedOnAnyHost(t *testing.T) {
+	root := nodeTree(t, "", nil)
+	h := fakeHost{imageHost: imageHost{root: root}, memory: 8 << 30, cpus: 4, listeners: map[int]string{}}
+	for _, tc := range []struct {
+		args  []string
+		class string
+	}{
+		{[]string{"--no-such=1"}, "flag-unknown"},
+		{[]string{"--pod-infra-container-image=x"}, "flag-removed"},
+		{[]string{"--max-pods=abc"}, "flag-invalid"},
+		{[]string{"--feature-gates=Nope=true"}, "gate-unknown"},
+		{[]string{"--config=/nonexistent.yaml"}, "config-unreadable"},
+	} {
+		res := check(t, "1.37", root, h, tc.args...)
+		f := find(res, tc.class)
+		if f == nil || f.Status != Refused || res.Starts {
+			t.Errorf("%v: %+v", tc.args, res.Findings)
+		}
+	}
+}

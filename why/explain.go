@@ -69,6 +69,16 @@ func ExplainLines(l *Layers, lines []string, end Ending) *Explanation {
 	return x.e
 }
 
+// ExplainWords explains an error in the kubelet's words (a refusal
+// kubeletcfg's layering met, in the kubelet's words) on layers already
+// read.
+func ExplainWords(l *Layers, words string) *Explanation {
+	x := &explainer{v: l.Version, l: l, values: map[string]string{"version": l.Version.Minor},
+		e: &Explanation{Version: ShapeVersion, KubeletVersion: l.Version.Minor}}
+	x.explain(Ending{Fatal: &Fatal{How: "command-failed", Message: "command failed", Words: words}})
+	return x.e
+}
+
 // Summary says an explanation in one line: the class, the field or flag
 // with its value and origin, the fix (apply's rollback cause).
 func (e *Explanation) Summary() string {

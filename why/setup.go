@@ -499,3 +499,20 @@ func (l *Layers) Refusal() (class string, problems []effective.Problem) {
 	}
 	return class, r.Problems
 }
+
+// KubeletWords says a refusal kubeletcfg's layering met as the kubelet
+// would: kubeletcfg words a command line it cannot parse its own way (with
+// the flag's history), the kubelet says "unknown flag: --NAME".
+func KubeletWords(err error) string {
+	var fe *flags.Error
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	switch {
+	case strings.Contains(fe.Reason, `("unknown flag")`) && strings.HasPrefix(fe.Arg, "--"):
+		return "failed to parse kubelet flag: unknown flag: " + fe.Arg
+	case strings.Contains(fe.Reason, `("unknown command")`):
+		return "unknown command " + fe.Arg
+	}
+	return "failed to parse kubelet flag: " + fe.Reason
+}
