@@ -340,14 +340,16 @@ func (x *explainer) byGoError(words string) (startup.Class, bool) {
 		}
 	}
 	for _, m := range pathError.FindAllStringSubmatch(words, 20) {
+		// Under --root kubeletcfg's own reading names the image's path.
+		path := x.l.nodePath(m[2])
 		for _, c := range startup.Classes {
 			for name, val := range x.l.pathFields(c.Files) {
-				if samePath(val, m[2]) {
+				if samePath(val, path) {
 					field, flag := name, ""
 					if strings.HasPrefix(name, "--") {
 						field, flag = "", strings.TrimPrefix(name, "--")
 					}
-					x.files(c, field, flag, m[2], words)
+					x.files(c, field, flag, path, words)
 					return c, true
 				}
 			}
