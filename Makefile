@@ -143,17 +143,27 @@ E2E_RELEASE := $(shell awk '$$1=="$(E2E_MINOR)"{print $$2}' schema/releases.txt)
 KUBELET     := $(CURDIR)/_build/kubelet-$(E2E_RELEASE)
 kubelet: $(KUBELET)
 $(KUBELET):
-	hack/schemagen/prepare.sh $(E2E_RELEASE) _build/schemagen/$(E2E_RELEASE)
-	cd _build/schemagen/$(E2E_RELEASE) && $(GO) build -o $(KUBELET) -ldflags "$(K8S_LDFLAGS)" k8s.io/kubernetes/cmd/kubelet
+	$(call k8s-kubelet,$(E2E_RELEASE),$(E2E_MINOR),$(KUBELET))
 
 # The older kubelet the e2e runs where a class of the start-up table differs
-# (why, preflight): 1.34, built the same way (make kubelet E2E_MINOR=1.34).
-KUBELET_134 := $(CURDIR)/_build/kubelet-$(shell awk '$$1=="1.34"{print $$2}' schema/releases.txt)
+# (why, preflight): 1.34, built the same way.
+KUBELET_134_RELEASE := $(shell awk '$$1=="1.34"{print $$2}' schema/releases.txt)
+KUBELET_134 := $(CURDIR)/_build/kubelet-$(KUBELET_134_RELEASE)
+ifneq ($(KUBELET_134),$(KUBELET))
 $(KUBELET_134):
-	$(MAKE) kubelet E2E_MINOR=1.34
+	$(call k8s-kubelet,$(KUBELET_134_RELEASE),1.34,$(KUBELET_134))
+endif
+
+# k8s-kubelet builds the kubelet of release $(1) (minor $(2)) as $(3), in the
+# schema generator's module of that release.
+define k8s-kubelet
+	hack/schemagen/prepare.sh $(1) _build/schemagen/$(1)
+	cd _build/schemagen/$(1) && $(GO) build -o $(3) -ldflags "$(call k8s-ldflags,$(1),$(2))" k8s.io/kubernetes/cmd/kubelet
+endef
 
 # The version the built commands say, as a release build says it.
-K8S_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(E2E_RELEASE) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(E2E_MINOR))
+k8s-ldflags = -X k8s.io/component-base/version.gitVersion=$(1) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(subst 1.,,$(2))
+K8S_LDFLAGS = $(call k8s-ldflags,$(E2E_RELEASE),$(E2E_MINOR))
 
 # k8s-command builds a command of k8s.io/kubernetes at the e2e release in a
 # module of its own, _build/$(1), whose go.mod is the generator's (the
