@@ -712,18 +712,6 @@ func TestRunStateFileRemovedAndRestored(t *testing.T) {
 	}
 }
 
-// The shipped build has no failpoints: the variable that would kill a
-// failpoints build at its step does nothing here.
-func TestNoFailpointsWithoutTag(t *testing.T) {
-	t.Setenv("KUBELETCFG_FAILPOINT", "after-write")
-	t.Setenv("KUBELETCFG_HANGPOINT", "after-write")
-	n := newNode(t, nil)
-	if _, err := n.apply(t, "maxPods: 261\n"); err != nil {
-		t.Fatal(err)
-	}
-	n.configIs(t, "maxPods: 261\n")
-}
-
 // Recovery after an apply killed while its restart command ran: the
 // recovery's restart waits until that command has ended.
 func TestRecoverWaitsForTheInterruptedRestart(t *testing.T) {
