@@ -15,6 +15,9 @@ import (
 // RecoverOptions say how to finish an interrupted apply.
 type RecoverOptions struct {
 	StateDir string
+	// Root is the node's tree (--root; "" for this host): a journal of
+	// another root is refused.
+	Root string
 	// Restarter restarts the kubelet once the old files are back; nil at
 	// boot, before the kubelet starts (nothing to restart).
 	Restarter Restarter
@@ -93,6 +96,7 @@ func progress(w io.Writer, format string, args ...any) {
 // GuardOptions say which apply a guard watches.
 type GuardOptions struct {
 	StateDir  string
+	Root      string // the node's tree (--root), as RecoverOptions.Root
 	ID        string // the apply's ID
 	Restarter Restarter
 	Clock     Clock

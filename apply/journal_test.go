@@ -1,0 +1,65 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// recover --root acts only on a journal of that root: one written with no
+// root, or another, names host files, and is refused.
+func TestRecoverUnderRootRefusesAJournalOfAnotherRoot(t *testing.T) {
+	img := t.TempDir()
+	host := t.TempDir()
+	victim := filepath.Join(host, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	state := filepath.Join(img, DefaultStateDir)
+	dir, err := stateDir(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hash of what is there: recover would take it for its own write.
+	for name, root := range map[string]string{"no root": "", "another root": host} {
+		forged := &Journal{ID: "1", Root: root, ConfigFile: victim, Files: []FileChange{{Path: victim, Created: true, NewHash: hashBytes([]byte("keep"))}}}
+		if err := writeJournal(dir, forged); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Recover(context.Background(), RecoverOptions{StateDir: state, Root: img})
+		if !errors.Is(err, ErrUntrusted) {
+			t.Errorf("%s: recover --root %s: %v, want refused", name, img, err)
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "keep" {
+			t.Fatalf("%s: the host file the journal named is gone or changed", name)
+		}
+	}
+}
+
+// The guard's deadline does not move with the wall clock: a clock stepped
+// forward does not make it stop an apply that is on time.
+func TestGuardDeadlineIgnoresAClockStep(t *testing.T) {
+	n := newNode(t, nil)
+	jr := n.interrupted(t, "maxPods: 371\n")
+	dir, _ := stateDir(n.state)
+	l, err := Acquire(dir, "the apply", n.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	apply := startSleep(t)
+	jr.PID, jr.PIDStart = apply.Pid, procStart(apply.Pid)
+	if err := writeJournal(dir, jr); err != nil {
+		t.Fatal(err)
+	}
+	stepped := newFakeClock()
+	stepped.now = n.clock.Now().Add(time.Hour) // NTP stepped the clock an hour on
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	go Guard(ctx, GuardOptions{StateDir: n.state, ID: jr.ID, Restarter: n.kubelet, Clock: stepped})
+	time.Sleep(400 * time.Millisecond)
+	if !alive(apply.Pid) {
+		t.Fatal("the guard stopped an apply on time because the wall clock jumped")
+	}
+}
