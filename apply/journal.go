@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Journal records an apply in progress in kubeletcfg's state directory, so
@@ -37,6 +39,10 @@ type Journal struct {
 	PID      int       `json:"pid"`
 	PIDStart uint64    `json:"pidStart"`
 	Deadline time.Time `json:"deadline"`
+	// BootDeadline is Deadline on the clock of boot BootID
+	// (CLOCK_BOOTTIME, ns), which no clock step moves: the guard goes by it
+	// in that boot.
+	BootDeadline int64 `json:"bootDeadlineNs,omitempty"`
 	// Restart is the process group of a restart command in flight: no
 	// restart starts while it still runs.
 	Restart *procRef `json:"restart,omitempty"`
@@ -132,6 +138,11 @@ func hashBytes(b []byte) string {
 }
 
 func writeJournal(dir string, j *Journal) error {
+	if j.BootDeadline == 0 && !j.Deadline.IsZero() && j.BootID != "" {
+		if now, err := bootTime(); err == nil {
+			j.BootDeadline = int64(now + j.Deadline.Sub(j.Started))
+		}
+	}
 	data, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err
@@ -161,6 +172,50 @@ func ReadJournal(dir string) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	return &j, nil
+}
+
+// bootTime is the time since boot, suspended time included: a clock that
+// does not jump when the wall clock is set.
+func bootTime() (time.Duration, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0, err
+	}
+	return time.Duration(ts.Nano()), nil
+}
+
+// pastDeadline says whether the apply is past its deadline: on the boot
+// clock in the boot that wrote the journal, else (another boot, no boot
+// clock) on clock.
+func (j *Journal) pastDeadline(clock Clock) bool {
+	if j.BootDeadline > 0 && j.BootID != "" && j.BootID == bootID() {
+		if now, err := bootTime(); err == nil {
+			return int64(now) > j.BootDeadline
+		}
+	}
+	return clock.Now().After(j.Deadline)
+}
+
+// ofRoot refuses a journal of another node tree than root ("" for this
+// host): its paths would name files of another tree, or of this host.
+func (j *Journal) ofRoot(root string) error {
+	clean := func(r string) string {
+		if r == "" {
+			return ""
+		}
+		return filepath.Clean(r)
+	}
+	if clean(j.Root) != clean(root) {
+		where := "this host"
+		if j.Root != "" {
+			where = "the tree " + j.Root
+		}
+		if root == "" {
+			return fmt.Errorf("written for %s, not this host: %w", where, ErrUntrusted)
+		}
+		return fmt.Errorf("written for %s, not for --root %s: %w", where, root, ErrUntrusted)
+	}
+	return nil
 }
 
 // check refuses a journal whose files are not where an apply writes them.

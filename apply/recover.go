@@ -54,8 +54,14 @@ func Recover(ctx context.Context, o RecoverOptions) (*Journal, error) {
 
 func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (*Journal, error) {
 	j, err := ReadJournal(dir)
+	if err == nil && j == nil {
+		cleanUnfinished(dir, o.Root, "")
+	}
 	if err != nil || j == nil || (o.ID != "" && j.ID != o.ID) {
 		return nil, err
+	}
+	if err := j.ofRoot(o.Root); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", filepath.Join(dir, journalName), err)
 	}
 	if o.Boot {
 		if j.BootID == bootID() {
@@ -73,6 +79,14 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (*Journal,
 		return j, fmt.Errorf("apply %s: %w", j.ID, err)
 	}
 	j.settle()
+	outcome := OutcomeUndoneByRecover
+	switch {
+	case o.Boot:
+		outcome = OutcomeUndoneAtBoot
+	case o.ID != "":
+		outcome = OutcomeUndoneByGuard
+	}
+	setOutcomeOf(dir, j.ID, outcome)
 	// Before the write nothing was restarted; at boot the kubelet has not
 	// started yet.
 	if o.Restarter != nil && j.Written {
@@ -130,14 +144,14 @@ func Guard(ctx context.Context, o GuardOptions) error {
 		l, err := Acquire(dir, "kubeletcfg guard of apply "+o.ID, o.Clock.Now())
 		if err == nil {
 			defer l.Release()
-			_, err := recoverLocked(ctx, dir, RecoverOptions{Restarter: o.Restarter, Clock: o.Clock, Progress: o.Progress, ID: o.ID})
+			_, err := recoverLocked(ctx, dir, RecoverOptions{Root: o.Root, Restarter: o.Restarter, Clock: o.Clock, Progress: o.Progress, ID: o.ID})
 			return err
 		}
 		if !errors.Is(err, ErrLocked) {
 			return err
 		}
 		apply := procRef{PID: j.PID, Start: j.PIDStart}
-		if o.Clock.Now().After(j.Deadline) && apply.is() {
+		if j.pastDeadline(o.Clock) && apply.is() {
 			// The apply holds the node past its deadline: stop it, and the
 			// kernel hands its lock over.
 			progress(o.Progress, "guard: apply %s (pid %d) not confirmed by %s: stopping it", j.ID, j.PID, j.Deadline.Format(time.RFC3339))

@@ -490,7 +490,7 @@ func TestGuardKillsOnlyTheApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	stranger := startSleep(t)
-	jr.PID, jr.PIDStart, jr.Deadline = stranger.Pid, 1, n.clock.Now() // PID reused by another process
+	jr.PID, jr.PIDStart, jr.Deadline, jr.BootDeadline = stranger.Pid, 1, n.clock.Now(), 1 // PID reused by another process
 	if err := writeJournal(dir, jr); err != nil {
 		t.Fatal(err)
 	}

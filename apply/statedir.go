@@ -159,3 +159,107 @@ func writeOwned(dir, name string, data []byte) error {
 	}
 	return syncDir(dir)
 }
+
+// openState opens the state directory dir (checked by stateDir) as a root:
+// its files and subdirectories are reached inside it, never through a path
+// a link can redirect.
+func openState(dir string) (*os.Root, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	return r, nil
+}
+
+// subDir opens the directory name of parent (a state directory or one of
+// its subdirectories), making it 0700 when create is set and it is missing
+// (nil, nil when it is missing and create is not set). It must be a real
+// directory of this user's, closed to others: a link is never followed.
+func subDir(parent *os.Root, name string, create bool) (*os.Root, error) {
+	st, err := parent.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if !create {
+			return nil, nil
+		}
+		if err := parent.Mkdir(name, 0o700); err != nil {
+			return nil, fmt.Errorf("state directory %s: %w", filepath.Join(parent.Name(), name), err)
+		}
+		st, err = parent.Lstat(name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	path := filepath.Join(parent.Name(), name)
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is a %s: %w", path, kind(st.Mode()), ErrUntrusted)
+	}
+	if err := owned(st); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	d, err := parent.OpenRoot(name)
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	// Checked by name, opened by name: the same directory, or refused.
+	if ost, err := d.Stat("."); err != nil || !os.SameFile(st, ost) {
+		d.Close()
+		return nil, fmt.Errorf("%s changed while it was opened: %w", path, ErrUntrusted)
+	}
+	return d, nil
+}
+
+// readOwnedIn reads the small state file name of d (at most limit bytes),
+// never through a link, only a regular file of this user's.
+func readOwnedIn(d *os.Root, name string, limit int64) ([]byte, error) {
+	path := filepath.Join(d.Name(), name)
+	f, err := d.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s: a symlink: %w", path, ErrUntrusted)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("a %s: %w", kind(st.Mode()), ErrUntrusted)
+	}
+	if err == nil {
+		err = owned(st)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes: %w", path, limit, ErrUntrusted)
+	}
+	return b, nil
+}
+
+// writeOwnedIn replaces the state file name of d atomically (0600).
+func writeOwnedIn(d *os.Root, name string, data []byte) error {
+	tmpName, tmp, err := createTemp(d, name)
+	if err != nil {
+		return err
+	}
+	defer d.Remove(tmpName)
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := d.Rename(tmpName, name); err != nil {
+		return err
+	}
+	return syncRoot(d)
+}

@@ -43,7 +43,7 @@ func openDir(root, p string) (*os.Root, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", p, err)
 	}
-	d, err := r.OpenRoot(strings.TrimPrefix(dir, "/") + "/.")
+	d, err := r.OpenRoot(path.Join(".", strings.TrimPrefix(dir, "/")) + "/.")
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", p, err)
 	}

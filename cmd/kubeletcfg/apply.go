@@ -151,6 +151,9 @@ func (f *applyFlags) startGuard(dir, id string) error {
 		return err
 	}
 	args := []string{"__guard", "--state-dir", dir, "--id", id, "--unit", f.unit, "--health-timeout", f.timeout.String()}
+	if f.root != "" {
+		args = append(args, "--root", f.root)
+	}
 	if f.restart != "" {
 		args = append(args, "--restart-command", f.restart, "--pid-file", f.pidFile, "--kubelet-log", f.logFile)
 	}
@@ -193,6 +196,7 @@ func newGuardCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.StateDir, "state-dir", apply.DefaultStateDir, "kubeletcfg's state directory")
 	cmd.Flags().StringVar(&o.ID, "id", "", "the apply to guard")
+	cmd.Flags().StringVar(&o.Root, "root", "", "the node's tree the apply changes (its journal must be of that tree)")
 	r.bind(cmd.Flags())
 	cmd.Flags().DurationVar(&r.timeout, "health-timeout", 30*time.Second, "how long a restart may take")
 	return cmd

@@ -26,11 +26,8 @@ func configFileOf(s streams, f *setupFlags, args []string) (string, error) {
 	if res.ConfigFile == "" {
 		return "", fmt.Errorf("the kubelet runs without --config")
 	}
-	path := res.ConfigFile
-	if f.root != "" {
-		path = filepath.Join(f.root, filepath.Clean("/"+path))
-	}
-	return path, nil
+	// Records hold the node's paths (under --root, inside the tree).
+	return filepath.Clean("/" + res.ConfigFile), nil
 }
 
 // stateDirOf is --state-dir, or kubeletcfg's directory in the node's tree.
@@ -94,7 +91,7 @@ func newRollbackCmd(s streams) *cobra.Command {
 		Use:   "rollback --node NAME [--to N | --to FILE] [--restart-command CMD --pid-file FILE] [-- KUBELET_ARGS]",
 		Short: "Put a backup of the kubelet config file back, as safely as apply puts a new one",
 		Long: `rollback applies a backup — record N of kubeletcfg backups (default: the newest
-that holds the config file), or a file — the way apply applies a new file:
+record of a change that took effect, named on stderr), or a file — the way apply applies a new file:
 validated, backed up itself, written atomically, the kubelet restarted and
 watched, and rolled back again if it does not come up.`,
 		Example: "  kubeletcfg rollback --node node-1\n  kubeletcfg rollback --node node-1 --to 3",
@@ -104,10 +101,12 @@ watched, and rolled back again if it does not come up.`,
 				return err
 			}
 			if n, err := strconv.Atoi(to); err == nil || to == "" {
-				content, err := apply.RecordedContent(stateDirOf(f.root, f.stateDir), n, path)
+				content, rec, err := apply.RecordedCopy(stateDirOf(f.root, f.stateDir), n, path)
 				if err != nil {
 					return err
 				}
+				fmt.Fprintf(s.ErrOut, "rollback: putting back %s as backup %d kept it (apply %s of %s, %s: %s)\n",
+					path, rec.N, rec.ApplyID, rec.Time.Local().Format("2006-01-02 15:04:05"), rec.Outcome, strings.Join(rec.Changes, ", "))
 				tmp, err := os.CreateTemp("", "kubeletcfg-rollback-*.yaml")
 				if err != nil {
 					return err
@@ -126,6 +125,6 @@ watched, and rolled back again if it does not come up.`,
 		},
 	}
 	bindApplyFlags(cmd, f)
-	cmd.Flags().StringVar(&to, "to", "", "the backup to put back: a number from kubeletcfg backups, or a file (default: the newest record)")
+	cmd.Flags().StringVar(&to, "to", "", "the backup to put back: a number from kubeletcfg backups, or a file (default: the newest record of a change that took effect)")
 	return cmd
 }

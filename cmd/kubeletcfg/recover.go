@@ -40,7 +40,7 @@ Exit codes: 0 recovered or nothing to recover, 2 refused or failed.`,
 		Example: "  kubeletcfg recover\n  kubeletcfg recover --restart-command 'systemctl restart kubelet' --pid-file /run/kubelet.pid",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := apply.RecoverOptions{StateDir: f.stateDir, Progress: s.ErrOut, Boot: f.boot}
+			o := apply.RecoverOptions{StateDir: f.stateDir, Root: f.root, Progress: s.ErrOut, Boot: f.boot}
 			if o.StateDir == "" {
 				o.StateDir = filepath.Join(f.root, apply.DefaultStateDir)
 			}
