@@ -63,6 +63,9 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (*Journal,
 	if err := j.ofRoot(o.Root); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", filepath.Join(dir, journalName), err)
 	}
+	if c, ok := o.Restarter.(*commandRestarter); ok && c.output == "" {
+		c.output = filepath.Join(dir, restartLog)
+	}
 	if o.Boot {
 		if j.BootID == bootID() {
 			progress(o.Progress, "apply %s runs in this boot: its guard finishes it", j.ID)

@@ -1,9 +1,11 @@
 package apply
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -69,61 +71,223 @@ func newRestarter(command, pidFile, logFile, unit string, timeout time.Duration)
 // (never one read from a file); the PID file names the kubelet's process.
 type commandRestarter struct {
 	command, pidFile, logFile string
-	timeout                   time.Duration
+	// output is the file the command's output goes to, kept for the
+	// report and emptied at each restart ("": /dev/null). Never a pipe: a
+	// kubelet the command starts in the background inherits it, and would
+	// die of SIGPIPE once the pipe is closed.
+	output  string
+	timeout time.Duration
 	// started is told the restart command's process group once it runs,
 	// so that no later restart starts while it still does.
 	started func(pgid int) error
+	// logFrom is where the kubelet's log ended when the restart began:
+	// what comes after is the new kubelet's.
+	logFrom int64
 }
 
-// Cause reads the kubelet's log file, when one was named.
+// restartLog is the file of the state directory a restart command's
+// output goes to.
+const restartLog = "restart-command.log"
+
+// Cause is the cause of a failure in what the kubelet that runs now (the
+// PID in --pid-file) logged since the restart, when a log file was named.
 func (c *commandRestarter) Cause(time.Time) string {
+	return lastFailure(c.logged())
+}
+
+// logged is what the kubelet named in --pid-file logged since the restart
+// began: the log file from where it ended then (all of it, if it was
+// rotated since), bounded to its last 64 KiB, without the lines whose klog
+// header names another process.
+func (c *commandRestarter) logged() string {
 	if c.logFile == "" {
 		return ""
 	}
-	b, err := readTail(c.logFile, 64<<10)
+	b, err := readFrom(c.logFile, c.logFrom, 64<<10)
 	if err != nil {
 		return ""
 	}
-	return lastFailure(string(b))
+	return linesOf(string(b), c.pid())
 }
 
-// Restart runs the command in a process group of its own; when it times
-// out, the whole group is killed, so nothing of it runs on unseen.
+// Restart runs the command in a process group of its own, its output to a
+// file and its input from /dev/null, and waits until it has ended and a
+// new process ID is in --pid-file (a script that starts the kubelet in the
+// background returns before). When it outlasts the timeout, every process
+// of its group is stopped but the kubelet in --pid-file.
 func (c *commandRestarter) Restart(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	before := c.pid()
+	c.logFrom = fileSize(c.logFile)
+	out, err := c.openOutput()
+	if err != nil {
+		return fmt.Errorf("restart command: its output file: %w", err)
+	}
 	cmd := exec.Command("sh", "-c", c.command)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = time.Second // do not wait on pipes a started kubelet may hold
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = out, out // a file: nothing to copy, nothing to wait on
+	err = cmd.Start()
+	out.Close()
+	if err != nil {
 		return fmt.Errorf("restart command: %w", err)
 	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
 	if c.started != nil {
-		if err := c.started(cmd.Process.Pid); err != nil {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
+		if err := c.started(pgid); err != nil {
+			c.stopGroup(pgid, done)
 			return err
 		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("restart command failed: %v: %s", err, strings.TrimSpace(out.String()))
+			return fmt.Errorf("restart command failed: %v%s", err, c.outputTail())
 		}
-		return nil
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return fmt.Errorf("restart command: %w after %s (its process group was killed)", ctx.Err(), c.timeout)
+		spared := c.stopGroup(pgid, done)
+		return fmt.Errorf("restart command: still running after %s: its processes were stopped%s%s", c.timeout, spared, c.outputTail())
+	}
+	return c.waitNewPID(ctx, before)
+}
+
+// openOutput opens the file the command's output goes to.
+func (c *commandRestarter) openOutput() (*os.File, error) {
+	if c.output == "" {
+		return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	}
+	return openOwned(c.output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+}
+
+// outputTail is the end of the command's output, for an error.
+func (c *commandRestarter) outputTail() string {
+	if c.output == "" {
+		return ""
+	}
+	b, err := readFrom(c.output, 0, 2<<10)
+	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; its output (%s) ends: %q", c.output, strings.TrimSpace(string(b)))
+}
+
+// waitNewPID waits until --pid-file names another process than before.
+func (c *commandRestarter) waitNewPID(ctx context.Context, before int) error {
+	for {
+		if pid := c.pid(); pid > 0 && pid != before {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			still := "no process ID"
+			if before > 0 && c.pid() == before {
+				still = fmt.Sprintf("still %d, the kubelet from before", before)
+			}
+			return fmt.Errorf("the restart command ended, but --pid-file %s names no new kubelet within %s (%s)", c.pidFile, c.timeout, still)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
+// stopGroup kills every process of the group pgid except the kubelet in
+// --pid-file and its children, until none is left (a few rounds: a
+// process may fork meanwhile). It says what it spared.
+func (c *commandRestarter) stopGroup(pgid int, done <-chan error) string {
+	spared := ""
+	for range 20 {
+		keep := c.pid()
+		procs := processes()
+		var victims []int
+		for pid, p := range procs {
+			if p.pgrp != pgid {
+				continue
+			}
+			if keep > 0 && descends(procs, pid, keep) {
+				spared = fmt.Sprintf(" but the kubelet in --pid-file (pid %d), left running", keep)
+				continue
+			}
+			victims = append(victims, pid)
+		}
+		if len(victims) == 0 {
+			break
+		}
+		for _, pid := range victims {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The command's own process is reaped, unless it is the kubelet (it
+	// ran exec kubelet): that one is left to run.
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+	return spared
+}
+
+// proc is what /proc/PID/stat says of a process's family.
+type proc struct{ ppid, pgrp int }
+
+// processes reads the parent and group of every process.
+func processes() map[int]proc {
+	out := map[int]proc{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 3 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		pgrp, _ := strconv.Atoi(f[2])
+		out[pid] = proc{ppid: ppid, pgrp: pgrp}
+	}
+	return out
+}
+
+// descends says whether pid is ancestor or one of its descendants.
+func descends(procs map[int]proc, pid, ancestor int) bool {
+	for range 64 {
+		if pid == ancestor {
+			return true
+		}
+		p, ok := procs[pid]
+		if !ok || p.ppid <= 1 {
+			return false
+		}
+		pid = p.ppid
+	}
+	return false
+}
+
+// pid is the process ID in --pid-file (0: none).
+func (c *commandRestarter) pid() int {
+	b, err := readFrom(c.pidFile, 0, 64)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
 func (c *commandRestarter) State(context.Context) (Proc, error) {
-	b, err := os.ReadFile(c.pidFile)
+	b, err := readFrom(c.pidFile, 0, 64)
 	if err != nil {
 		return Proc{}, fmt.Errorf("--pid-file: %w", err)
 	}
@@ -157,6 +321,11 @@ type systemdRestarter struct {
 	unit    string
 	timeout time.Duration
 	conn    *sddbus.Conn
+	// restartedAt is when the last restart began, mainPID the unit's last
+	// main process seen since (ExecMainPID: it stays once the process has
+	// exited): the cause is what that process logged.
+	restartedAt time.Time
+	mainPID     uint32
 }
 
 func (s *systemdRestarter) connect(ctx context.Context) (*sddbus.Conn, error) {
@@ -178,6 +347,7 @@ func (s *systemdRestarter) Restart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.restartedAt, s.mainPID = time.Now(), 0
 	done := make(chan string, 1)
 	// systemd runs one job at a time on a unit: an earlier restart still
 	// running is replaced, never run beside this one.
@@ -210,6 +380,9 @@ func (s *systemdRestarter) State(ctx context.Context) (Proc, error) {
 		return Proc{}, fmt.Errorf("%s: %w", s.unit, err)
 	}
 	pid, _ := props["MainPID"].(uint32)
+	if exec, _ := props["ExecMainPID"].(uint32); exec != 0 && !s.restartedAt.IsZero() {
+		s.mainPID = exec
+	}
 	restarts, _ := props["NRestarts"].(uint32)
 	status, _ := props["ExecMainStatus"].(int32)
 	inv, _ := unitProps["InvocationID"].([]byte)
@@ -225,18 +398,66 @@ func (s *systemdRestarter) State(ctx context.Context) (Proc, error) {
 	return p, nil
 }
 
-// Cause reads the unit's journal since the restart.
+// Cause is the cause of a failure in what the unit's main process since
+// the restart logged to the journal.
 func (s *systemdRestarter) Cause(since time.Time) string {
-	out, err := exec.Command("journalctl", "-u", s.unit, "--since", since.Format("2006-01-02 15:04:05"), "-o", "cat", "--no-pager", "-n", "200").Output()
-	if err != nil {
-		return ""
-	}
-	return lastFailure(string(out))
+	return lastFailure(s.logged(since))
 }
 
-// readTail reads at most the last n bytes of a file.
-func readTail(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
+// logged is what the unit's main process since the restart logged (its
+// last 200 lines).
+func (s *systemdRestarter) logged(since time.Time) string {
+	if s.restartedAt.After(since) {
+		since = s.restartedAt
+	}
+	args := []string{"_SYSTEMD_UNIT=" + s.unit, "--since", since.Format("2006-01-02 15:04:05.000000"), "-o", "cat", "--no-pager", "-n", "200"}
+	if s.mainPID != 0 {
+		args = append([]string{"_PID=" + strconv.Itoa(int(s.mainPID))}, args...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "journalctl", args...)
+	var out bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &out, n: 1 << 20}
+	if err := cmd.Run(); err != nil {
+		return ""
+	}
+	return out.String()
+}
+
+// limitedWriter keeps the first n bytes and drops the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.n -= k
+		if _, err := l.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// fileSize is the size of path (0 when it cannot be told).
+func fileSize(path string) int64 {
+	if path == "" {
+		return 0
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// readFrom reads path from offset off (from 0 when the file is shorter
+// now: rotated or truncated), at most the last n bytes of that.
+func readFrom(path string, off, n int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -245,14 +466,53 @@ func readTail(path string, n int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	off := max(st.Size()-n, 0)
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	if st.Size() < off {
+		off = 0
+	}
+	off = max(off, st.Size()-n)
 	b := make([]byte, st.Size()-off)
 	nr, _ := f.ReadAt(b, off)
 	return b[:nr], nil
 }
 
-// lastFailure picks the kubelet's fatal line from its log: "command failed"
-// (the error it exits with), else the last error line or panic.
+// linesOf keeps the lines of a kubelet log that are not another
+// process's: a klog header ("E0101 10:00:00.000000   1234 file.go:1]")
+// names its process; lines without one are kept.
+func linesOf(log string, pid int) string {
+	if pid <= 0 {
+		return log
+	}
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if p, ok := klogPID(l); ok && p != pid {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// klogPID is the process ID of a klog header line.
+func klogPID(l string) (int, bool) {
+	if len(l) < 2 || !strings.ContainsRune("IWEF", rune(l[0])) || l[1] < '0' || l[1] > '9' {
+		return 0, false
+	}
+	f := strings.Fields(l)
+	if len(f) < 4 || len(f[0]) != 5 || !strings.Contains(f[1], ":") || !strings.HasSuffix(f[3], "]") {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(f[2])
+	return pid, err == nil
+}
+
+// lastFailure is the cause of a kubelet's failure in what that kubelet
+// logged (only the new process's lines: commandRestarter.logged,
+// systemdRestarter.logged): the fatal line, "command failed" (the error
+// it exits with), else the last error line or panic. It is the one place
+// a cause is drawn from a log.
 func lastFailure(log string) string {
 	lines := strings.Split(strings.TrimSpace(log), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {

@@ -126,3 +126,18 @@ func TestCauseIsOnlyTheNewKubeletsLog(t *testing.T) {
 		t.Errorf("the new kubelet's own error is not the cause: %q", cause)
 	}
 }
+
+// The command's output goes to a file that is kept: a failing command's
+// error ends with it, escaped.
+func TestRestartCommandOutputKept(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, restartLog)
+	c := &commandRestarter{command: `printf 'no kubelet here\033[2J\n'; exit 3`, pidFile: filepath.Join(dir, "pid"), output: out, timeout: 5 * time.Second}
+	err := c.Restart(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `no kubelet here\x1b[2J`) || strings.Contains(err.Error(), "\033") {
+		t.Errorf("the failed command's error: %v", err)
+	}
+	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "no kubelet here") {
+		t.Errorf("%s holds %q", out, b)
+	}
+}
