@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -130,3 +131,6 @@ func (a *restAPI) getLease(ctx context.Context, namespace, name string) (*coordi
 	l := &coordinationv1.Lease{}
 	return l, a.coordination.Get().Namespace(namespace).Resource("leases").Name(name).Do(ctx).Into(l)
 }
+
+// requestTimeout bounds each request to the API server (not yet used).
+var requestTimeout = 10 * time.Second

@@ -38,3 +38,9 @@ func (n *Node) setUnschedulable(ctx context.Context, on bool) error {
 	n.step("%sed", verb)
 	return nil
 }
+
+// CordonedByAnnotation marks a cordon kubeletcfg made (not yet used).
+const CordonedByAnnotation = "kubeletcfg.io/cordoned-by"
+
+// ReleaseCordon (not yet): uncordons the node when kubeletcfg cordoned it.
+func (n *Node) ReleaseCordon(ctx context.Context) (bool, error) { return false, nil }
