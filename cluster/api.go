@@ -25,10 +25,19 @@ type api interface {
 	// listPods lists the pods bound to a node, in every namespace.
 	listPods(ctx context.Context, node string) ([]corev1.Pod, error)
 	getPod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
-	deletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error
 	evict(ctx context.Context, ev *policyv1.Eviction) error
 	getDaemonSet(ctx context.Context, namespace, name string) error
 	getLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error)
+}
+
+// requestTimeout bounds each request to the API server, whatever the
+// caller's context: one the API server never answers fails, and the
+// caller's own deadline (the health watch's) holds.
+var requestTimeout = 10 * time.Second
+
+// bounded is ctx bounded by requestTimeout.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, requestTimeout)
 }
 
 // podPage is how many pods one list request asks for (kubectl drain's chunk).
@@ -52,6 +61,9 @@ func newRESTAPI(cfg *rest.Config) (*restAPI, error) {
 	client := func(gv schema.GroupVersion, path string) (rest.Interface, error) {
 		c := rest.CopyConfig(cfg)
 		c.GroupVersion, c.APIPath, c.NegotiatedSerializer = &gv, path, codecs
+		if c.Timeout == 0 || c.Timeout > requestTimeout {
+			c.Timeout = requestTimeout
+		}
 		if c.UserAgent == "" {
 			c.UserAgent = "kubeletcfg"
 		}
@@ -72,11 +84,15 @@ func newRESTAPI(cfg *rest.Config) (*restAPI, error) {
 }
 
 func (a *restAPI) getNode(ctx context.Context, name string) (*corev1.Node, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	n := &corev1.Node{}
 	return n, a.core.Get().Resource("nodes").Name(name).Do(ctx).Into(n)
 }
 
 func (a *restAPI) patchNode(ctx context.Context, name string, mergePatch []byte) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	return a.core.Patch(types.MergePatchType).Resource("nodes").Name(name).Body(mergePatch).Do(ctx).Error()
 }
 
@@ -89,7 +105,10 @@ func (a *restAPI) listPods(ctx context.Context, node string) ([]corev1.Pod, erro
 		if next != "" {
 			req = req.Param("continue", next)
 		}
-		if err := req.Do(ctx).Into(list); err != nil {
+		pctx, cancel := bounded(ctx)
+		err := req.Do(pctx).Into(list)
+		cancel()
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, list.Items...)
@@ -100,19 +119,15 @@ func (a *restAPI) listPods(ctx context.Context, node string) ([]corev1.Pod, erro
 }
 
 func (a *restAPI) getPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	p := &corev1.Pod{}
 	return p, a.core.Get().Namespace(namespace).Resource("pods").Name(name).Do(ctx).Into(p)
 }
 
-func (a *restAPI) deletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
-	body, err := json.Marshal(opts)
-	if err != nil {
-		return err
-	}
-	return a.core.Delete().Namespace(namespace).Resource("pods").Name(name).Body(body).Do(ctx).Error()
-}
-
 func (a *restAPI) evict(ctx context.Context, ev *policyv1.Eviction) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	ev = ev.DeepCopy()
 	ev.TypeMeta = metav1.TypeMeta{APIVersion: policyv1.SchemeGroupVersion.String(), Kind: "Eviction"}
 	body, err := json.Marshal(ev)
@@ -124,13 +139,14 @@ func (a *restAPI) evict(ctx context.Context, ev *policyv1.Eviction) error {
 }
 
 func (a *restAPI) getDaemonSet(ctx context.Context, namespace, name string) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	return a.apps.Get().Namespace(namespace).Resource("daemonsets").Name(name).Do(ctx).Into(&appsv1.DaemonSet{})
 }
 
 func (a *restAPI) getLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	l := &coordinationv1.Lease{}
 	return l, a.coordination.Get().Namespace(namespace).Resource("leases").Name(name).Do(ctx).Into(l)
 }
-
-// requestTimeout bounds each request to the API server (not yet used).
-var requestTimeout = 10 * time.Second

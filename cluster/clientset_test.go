@@ -44,10 +44,6 @@ func (c clientsetAPI) getPod(ctx context.Context, namespace, name string) (*core
 	return c.cs.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
-func (c clientsetAPI) deletePod(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
-	return c.cs.CoreV1().Pods(namespace).Delete(ctx, name, opts)
-}
-
 func (c clientsetAPI) evict(ctx context.Context, ev *policyv1.Eviction) error {
 	return c.cs.PolicyV1().Evictions(ev.Namespace).Evict(ctx, ev)
 }

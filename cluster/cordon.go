@@ -2,45 +2,71 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"time"
 )
+
+// CordonedByAnnotation marks a cordon kubeletcfg made, on the Node itself:
+// an apply interrupted after its cordon (Ctrl-C, kill -9, a reboot) leaves
+// it, and the next apply, recover and the guard know the cordon is
+// kubeletcfg's to lift — a cordon without it is the operator's, and stays.
+// A node may set its own annotations (NodeRestriction forbids labels and
+// taints, not annotations).
+const CordonedByAnnotation = "kubeletcfg.io/cordoned-by"
 
 // Cordoned says whether the node is marked unschedulable.
 func (n *Node) Cordoned(ctx context.Context) (bool, error) {
+	cordoned, _, err := n.cordonState(ctx)
+	return cordoned, err
+}
+
+// cordonState says whether the node is cordoned, and whether it bears
+// kubeletcfg's mark (ours).
+func (n *Node) cordonState(ctx context.Context) (cordoned, ours bool, err error) {
 	node, err := n.api.getNode(ctx, n.Name)
 	if err != nil {
-		return false, fmt.Errorf("node %s: %w", n.Name, err)
+		return false, false, fmt.Errorf("node %s: %w", n.Name, err)
 	}
-	return node.Spec.Unschedulable, nil
+	_, ours = node.Annotations[CordonedByAnnotation]
+	return node.Spec.Unschedulable, ours, nil
 }
 
-// Cordon marks the node unschedulable, as kubectl cordon does.
+// Cordon marks the node unschedulable, as kubectl cordon does, with
+// kubeletcfg's mark.
 func (n *Node) Cordon(ctx context.Context) error {
-	return n.setUnschedulable(ctx, true)
+	host, _ := os.Hostname()
+	by, _ := json.Marshal(fmt.Sprintf("kubeletcfg apply on %s, pid %d, at %s", host, os.Getpid(), n.now().UTC().Format(time.RFC3339)))
+	return n.patch(ctx, "cordon", "cordoned", `{"metadata":{"annotations":{"`+CordonedByAnnotation+`":`+string(by)+`}},"spec":{"unschedulable":true}}`)
 }
 
-// Uncordon makes the node schedulable again, as kubectl uncordon does.
+// Uncordon makes the node schedulable again, as kubectl uncordon does,
+// and removes kubeletcfg's mark.
 func (n *Node) Uncordon(ctx context.Context) error {
-	return n.setUnschedulable(ctx, false)
+	return n.patch(ctx, "uncordon", "uncordoned", `{"metadata":{"annotations":{"`+CordonedByAnnotation+`":null}},"spec":{"unschedulable":null}}`)
 }
 
-func (n *Node) setUnschedulable(ctx context.Context, on bool) error {
-	// A merge patch touches that one field and nothing another writer of
-	// the Node owns; false is the field's absence.
-	patch := []byte(`{"spec":{"unschedulable":null}}`)
-	verb := "uncordon"
-	if on {
-		patch, verb = []byte(`{"spec":{"unschedulable":true}}`), "cordon"
+// ReleaseCordon uncordons the node when kubeletcfg cordoned it (its mark)
+// and says so; a cordon without the mark is left. A mark left on a
+// schedulable node goes.
+func (n *Node) ReleaseCordon(ctx context.Context) (bool, error) {
+	cordoned, ours, err := n.cordonState(ctx)
+	switch {
+	case err != nil || !ours:
+		return false, err
+	case !cordoned:
+		return false, n.patch(ctx, "clear kubeletcfg's cordon mark on", "cleared kubeletcfg's stale cordon mark", `{"metadata":{"annotations":{"`+CordonedByAnnotation+`":null}}}`)
 	}
-	if err := n.api.patchNode(ctx, n.Name, patch); err != nil {
+	return true, n.Uncordon(ctx)
+}
+
+// patch applies a merge patch to the Node: it touches those fields and
+// nothing another writer of the Node owns (null is a field's absence).
+func (n *Node) patch(ctx context.Context, verb, done, patch string) error {
+	if err := n.api.patchNode(ctx, n.Name, []byte(patch)); err != nil {
 		return fmt.Errorf("%s node %s: %w", verb, n.Name, err)
 	}
-	n.step("%sed", verb)
+	n.step("%s", done)
 	return nil
 }
-
-// CordonedByAnnotation marks a cordon kubeletcfg made (not yet used).
-const CordonedByAnnotation = "kubeletcfg.io/cordoned-by"
-
-// ReleaseCordon (not yet): uncordons the node when kubeletcfg cordoned it.
-func (n *Node) ReleaseCordon(ctx context.Context) (bool, error) { return false, nil }

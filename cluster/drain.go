@@ -97,7 +97,8 @@ func (n *Node) Drain(ctx context.Context, o DrainOptions) error {
 func (n *Node) mayEvict(ctx context.Context, p corev1.Pod, o DrainOptions) (why string, evict bool, err error) {
 	finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 	owner := metav1.GetControllerOf(&p)
-	if owner != nil && owner.Kind == "DaemonSet" && strings.HasPrefix(owner.APIVersion, "apps/") {
+	// A finished pod goes, even a DaemonSet's (kubectl drain's filter).
+	if owner != nil && owner.Kind == "DaemonSet" && strings.HasPrefix(owner.APIVersion, "apps/") && !finished {
 		err := n.api.getDaemonSet(ctx, p.Namespace, owner.Name)
 		switch {
 		case apierrors.IsNotFound(err) && !o.Force:
@@ -147,11 +148,18 @@ func (n *Node) evict(ctx context.Context, p corev1.Pod, grace int64) error {
 			break
 		}
 		if apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-			// No eviction in a namespace being deleted: kubectl deletes.
-			if err := n.api.deletePod(ctx, p.Namespace, p.Name, deleteOptions(ev)); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("delete pod %s/%s (its namespace is terminating): %w", p.Namespace, p.Name, err)
+			// No eviction in a namespace being deleted. As kubectl drain:
+			// once the pod is marked deleted, wait for it to go; until
+			// then, ask again (deleting it would skip its budget).
+			cur, gerr := n.api.getPod(ctx, p.Namespace, p.Name)
+			if apierrors.IsNotFound(gerr) || (gerr == nil && (cur.UID != p.UID || cur.DeletionTimestamp != nil)) {
+				break
 			}
-			break
+			n.step("eviction of %s/%s refused: its namespace is terminating; retrying in %s", p.Namespace, p.Name, n.EvictRetry)
+			if sleep(ctx, n.EvictRetry) != nil {
+				return fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
+			}
+			continue
 		}
 		if !apierrors.IsTooManyRequests(err) {
 			return fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
@@ -174,11 +182,4 @@ func (n *Node) evict(ctx context.Context, p corev1.Pod, grace int64) error {
 			return fmt.Errorf("pod %s/%s evicted but not gone yet", p.Namespace, p.Name)
 		}
 	}
-}
-
-func deleteOptions(ev *policyv1.Eviction) metav1.DeleteOptions {
-	if ev.DeleteOptions != nil {
-		return *ev.DeleteOptions
-	}
-	return metav1.DeleteOptions{}
 }

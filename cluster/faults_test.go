@@ -40,7 +40,6 @@ func TestEveryRequestIsBounded(t *testing.T) {
 		"patch node": func() error { return a.patchNode(ctx, "n1", []byte(`{}`)) },
 		"list pods":  func() error { _, err := a.listPods(ctx, "n1"); return err },
 		"get pod":    func() error { _, err := a.getPod(ctx, "default", "p"); return err },
-		"delete pod": func() error { return a.deletePod(ctx, "default", "p", metav1.DeleteOptions{}) },
 		"evict": func() error {
 			return a.evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}})
 		},

@@ -20,14 +20,19 @@ type Maintenance struct {
 // the node is left as it was (uncordoned if it was) and nothing is
 // changed.
 func (m *Maintenance) Begin(ctx context.Context) error {
-	was, err := m.Node.Cordoned(ctx)
+	was, ours, err := m.Node.cordonState(ctx)
 	if err != nil {
 		return err
 	}
-	m.wasCordoned = was
-	if was {
+	switch {
+	case was && ours:
+		// An apply interrupted after its cordon: not the operator's.
+		m.Node.step("cordoned by an earlier kubeletcfg apply that did not end: this apply takes the cordon over")
+		m.cordoned = true
+	case was:
+		m.wasCordoned = true
 		m.Node.step("already cordoned; it stays cordoned")
-	} else {
+	default:
 		if err := m.Node.Cordon(ctx); err != nil {
 			return err
 		}
