@@ -63,3 +63,46 @@ func TestGuardDeadlineIgnoresAClockStep(t *testing.T) {
 		t.Fatal("the guard stopped an apply on time because the wall clock jumped")
 	}
 }
+
+// recover lifts a cordon kubeletcfg left, once the kubelet it restarted is
+// healthy; with nothing to recover (an apply killed mid-drain) at once.
+// The guard lifts it only after a recovery of its own.
+func TestRecoverAndGuardLiftTheCordon(t *testing.T) {
+	type lift struct {
+		called      bool
+		restartedAt time.Time
+	}
+	hook := func(l *lift) func(context.Context, time.Time) error {
+		return func(_ context.Context, at time.Time) error { l.called, l.restartedAt = true, at; return nil }
+	}
+	n := newNode(t, nil)
+	var byRecover lift
+	if _, err := Recover(context.Background(), RecoverOptions{StateDir: n.state, Restarter: n.kubelet, Clock: n.clock, Uncordon: hook(&byRecover)}); err != nil {
+		t.Fatal(err)
+	}
+	if !byRecover.called || !byRecover.restartedAt.IsZero() {
+		t.Errorf("recover with nothing to recover: %+v; want the cordon lifted, nothing restarted", byRecover)
+	}
+	n.interrupted(t, "maxPods: 381\n")
+	byRecover = lift{}
+	if _, err := Recover(context.Background(), RecoverOptions{StateDir: n.state, Restarter: n.kubelet, Clock: n.clock, Uncordon: hook(&byRecover)}); err != nil {
+		t.Fatal(err)
+	}
+	if !byRecover.called || byRecover.restartedAt.IsZero() {
+		t.Errorf("recover of an interrupted apply: %+v; want the cordon lifted after the restart", byRecover)
+	}
+	var byGuard lift
+	if err := Guard(context.Background(), GuardOptions{StateDir: n.state, ID: "confirmed", Restarter: n.kubelet, Clock: n.clock, Uncordon: hook(&byGuard)}); err != nil {
+		t.Fatal(err)
+	}
+	if byGuard.called {
+		t.Error("the guard of an apply that ended lifted the cordon the apply left (an unhealthy node stays cordoned)")
+	}
+	jr := n.interrupted(t, "maxPods: 382\n")
+	if err := Guard(context.Background(), GuardOptions{StateDir: n.state, ID: jr.ID, Restarter: n.kubelet, Clock: n.clock, Uncordon: hook(&byGuard)}); err != nil {
+		t.Fatal(err)
+	}
+	if !byGuard.called || byGuard.restartedAt.IsZero() {
+		t.Errorf("the guard's recovery: %+v; want the cordon lifted after its restart", byGuard)
+	}
+}

@@ -28,6 +28,8 @@ type RecoverOptions struct {
 	// Boot: run at boot, before the kubelet starts; only an apply of an
 	// earlier boot is undone, and nothing is restarted.
 	Boot bool
+	// Uncordon (not yet used).
+	Uncordon func(ctx context.Context, restartedAt time.Time) error
 }
 
 // Recover finishes an apply recorded in the journal that never confirmed:
@@ -118,6 +120,7 @@ type GuardOptions struct {
 	Restarter Restarter
 	Clock     Clock
 	Progress  io.Writer
+	Uncordon  func(ctx context.Context, restartedAt time.Time) error // not yet used
 }
 
 // Guard waits for the lock of the state directory — free once the apply

@@ -70,3 +70,8 @@ func (n *Node) patch(ctx context.Context, verb, done, patch string) error {
 	n.step("%s", done)
 	return nil
 }
+
+// LiftAfter (not yet).
+func (n *Node) LiftAfter(ctx context.Context, restartedAt time.Time, timeout time.Duration) (bool, error) {
+	return false, nil
+}

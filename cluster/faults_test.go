@@ -185,3 +185,24 @@ func annotation(t *testing.T, cs *fake.Clientset) string {
 	}
 	return n.Annotations[CordonedByAnnotation]
 }
+
+// After a recovery the cordon kubeletcfg left is lifted only once the
+// kubelet restarted has reported to the API server; an operator's stays.
+func TestLiftAfterRecovery(t *testing.T) {
+	restart := time.Now()
+	n, cs, _ := testNode()
+	if err := (&Maintenance{Node: n}).Begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.LiftAfter(context.Background(), restart, 50*time.Millisecond); err == nil || !unschedulable(t, cs) {
+		t.Fatalf("a kubelet that has not reported: %v, cordoned %v; want it left cordoned, said so", err, unschedulable(t, cs))
+	}
+	node, _ := cs.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	node.Status = nodeStatus(corev1.ConditionTrue, restart.Add(time.Second)).Status
+	cs.CoreV1().Nodes().Update(context.Background(), node, metav1.UpdateOptions{})
+	cs.CoordinationV1().Leases(LeaseNamespace).Create(context.Background(), lease(restart.Add(time.Second)), metav1.CreateOptions{})
+	lifted, err := n.LiftAfter(context.Background(), restart, time.Second)
+	if err != nil || !lifted || unschedulable(t, cs) {
+		t.Fatalf("once reported: %v %v, cordoned %v", lifted, err, unschedulable(t, cs))
+	}
+}
