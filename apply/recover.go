@@ -28,7 +28,11 @@ type RecoverOptions struct {
 	// Boot: run at boot, before the kubelet starts; only an apply of an
 	// earlier boot is undone, and nothing is restarted.
 	Boot bool
-	// Uncordon (not yet used).
+	// Uncordon, when set, lifts a cordon kubeletcfg left on the node once
+	// the kubelet is healthy: restartedAt is when the recovery restarted
+	// it (zero: nothing restarted). Recover runs it after a recovery, and
+	// when there was nothing to recover (an apply killed during its drain
+	// wrote nothing); its error is reported with the recovery's.
 	Uncordon func(ctx context.Context, restartedAt time.Time) error
 }
 
@@ -51,19 +55,25 @@ func Recover(ctx context.Context, o RecoverOptions) (*Journal, error) {
 		return nil, err
 	}
 	defer l.Release()
-	return recoverLocked(ctx, dir, o)
+	j, restartedAt, err := recoverLocked(ctx, dir, o)
+	if err == nil && o.Uncordon != nil && !o.Boot {
+		err = o.Uncordon(ctx, restartedAt)
+	}
+	return j, err
 }
 
-func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (*Journal, error) {
-	j, err := ReadJournal(dir)
+// recoverLocked finishes the apply of the journal; it says when it
+// restarted the kubelet (zero: it did not).
+func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (j *Journal, restartedAt time.Time, err error) {
+	j, err = ReadJournal(dir)
 	if err == nil && j == nil {
 		cleanUnfinished(dir, o.Root, "")
 	}
 	if err != nil || j == nil || (o.ID != "" && j.ID != o.ID) {
-		return nil, err
+		return nil, restartedAt, err
 	}
 	if err := j.ofRoot(o.Root); err != nil {
-		return nil, fmt.Errorf("journal %s: %w", filepath.Join(dir, journalName), err)
+		return nil, restartedAt, fmt.Errorf("journal %s: %w", filepath.Join(dir, journalName), err)
 	}
 	if c, ok := o.Restarter.(*commandRestarter); ok && c.output == "" {
 		c.output = filepath.Join(dir, restartLog)
@@ -71,17 +81,17 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (*Journal,
 	if o.Boot {
 		if j.BootID == bootID() {
 			progress(o.Progress, "apply %s runs in this boot: its guard finishes it", j.ID)
-			return nil, nil
+			return nil, restartedAt, nil
 		}
 		o.Restarter = nil
 	}
 	if err := j.verify(); err != nil {
-		return j, fmt.Errorf("apply %s is not recovered: %w; put the files right by hand, then remove %s", j.ID, err, filepath.Join(dir, journalName))
+		return j, restartedAt, fmt.Errorf("apply %s is not recovered: %w; put the files right by hand, then remove %s", j.ID, err, filepath.Join(dir, journalName))
 	}
 	progress(o.Progress, "apply %s of %s (started %s, pid %d) did not confirm: putting its old files back",
 		j.ID, j.ConfigFile, j.Started.Format(time.RFC3339), j.PID)
 	if err := j.undo(); err != nil {
-		return j, fmt.Errorf("apply %s: %w", j.ID, err)
+		return j, restartedAt, fmt.Errorf("apply %s: %w", j.ID, err)
 	}
 	j.settle()
 	outcome := OutcomeUndoneByRecover
@@ -96,14 +106,15 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (*Journal,
 	// started yet.
 	if o.Restarter != nil && j.Written {
 		if err := waitRestart(ctx, o.Clock, j.Restart, 2*time.Minute); err != nil {
-			return j, err
+			return j, restartedAt, err
 		}
+		restartedAt = o.Clock.Now()
 		if err := o.Restarter.Restart(ctx); err != nil {
-			return j, fmt.Errorf("apply %s: the old files are back, but the restart failed (the journal stays): %w", j.ID, err)
+			return j, restartedAt, fmt.Errorf("apply %s: the old files are back, but the restart failed (the journal stays): %w", j.ID, err)
 		}
 		progress(o.Progress, "restarted the kubelet on the old files")
 	}
-	return j, removeJournal(dir)
+	return j, restartedAt, removeJournal(dir)
 }
 
 func progress(w io.Writer, format string, args ...any) {
@@ -120,7 +131,9 @@ type GuardOptions struct {
 	Restarter Restarter
 	Clock     Clock
 	Progress  io.Writer
-	Uncordon  func(ctx context.Context, restartedAt time.Time) error // not yet used
+	// Uncordon is RecoverOptions.Uncordon, run only after the guard's own
+	// recovery: an apply that ended left the node as it judged right.
+	Uncordon func(ctx context.Context, restartedAt time.Time) error
 }
 
 // Guard waits for the lock of the state directory — free once the apply
@@ -150,7 +163,10 @@ func Guard(ctx context.Context, o GuardOptions) error {
 		l, err := Acquire(dir, "kubeletcfg guard of apply "+o.ID, o.Clock.Now())
 		if err == nil {
 			defer l.Release()
-			_, err := recoverLocked(ctx, dir, RecoverOptions{Root: o.Root, Restarter: o.Restarter, Clock: o.Clock, Progress: o.Progress, ID: o.ID})
+			j, restartedAt, err := recoverLocked(ctx, dir, RecoverOptions{Root: o.Root, Restarter: o.Restarter, Clock: o.Clock, Progress: o.Progress, ID: o.ID})
+			if err == nil && j != nil && o.Uncordon != nil {
+				err = o.Uncordon(ctx, restartedAt)
+			}
 			return err
 		}
 		if !errors.Is(err, ErrLocked) {

@@ -89,3 +89,21 @@ func (c leaseCheck) Check(ctx context.Context, restartedAt time.Time) (apply.Ans
 	return apply.Answer{OK: h.LeaseAfter(), Detail: fmt.Sprintf("%s/%s renewed %s", LeaseNamespace, c.n.Name, since(h.LeaseRenewed, h.Since, time.Microsecond)),
 		Times: map[string]time.Time{"renewTime": h.LeaseRenewed}}, nil
 }
+
+// Lifter is what recover and the guard run once the old files are back: it
+// lifts a cordon kubeletcfg left on the node of a once the kubelet is
+// healthy on the API server (Node.LiftAfter within timeout), and says so.
+// The kubeconfig is read now; the API server is reached only then.
+func Lifter(a node.ViaAPIServer, timeout time.Duration, progress io.Writer) (func(ctx context.Context, restartedAt time.Time) error, error) {
+	n, err := Connect(a, progress)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, restartedAt time.Time) error {
+		lifted, err := n.LiftAfter(ctx, restartedAt, timeout)
+		if lifted {
+			n.step("the cordon an interrupted kubeletcfg apply left is lifted")
+		}
+		return err
+	}, nil
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // CordonedByAnnotation marks a cordon kubeletcfg made, on the Node itself:
@@ -71,7 +73,29 @@ func (n *Node) patch(ctx context.Context, verb, done, patch string) error {
 	return nil
 }
 
-// LiftAfter (not yet).
+// LiftAfter lifts a cordon kubeletcfg left (its mark) once the kubelet is
+// healthy again on the API server: restarted at restartedAt, Ready with a
+// heartbeat after it and its Lease renewed, within timeout; not restarted
+// (zero), Ready now. It says whether it lifted one; a kubelet that does not
+// report leaves the node cordoned, and the error says so.
 func (n *Node) LiftAfter(ctx context.Context, restartedAt time.Time, timeout time.Duration) (bool, error) {
-	return false, nil
+	cordoned, ours, err := n.cordonState(ctx)
+	if err != nil || !ours || !cordoned {
+		if err == nil && ours {
+			_, err = n.ReleaseCordon(ctx) // a stale mark
+		}
+		return false, err
+	}
+	if restartedAt.IsZero() {
+		h, err := n.Health(ctx, time.Time{})
+		if err != nil {
+			return false, err
+		}
+		if h.Ready != corev1.ConditionTrue {
+			return false, fmt.Errorf("node %s stays cordoned: it is not Ready (%s); once it is: kubectl uncordon %s", n.Name, h.ReadyString(), n.Name)
+		}
+	} else if _, err := n.WaitReported(ctx, restartedAt, timeout); err != nil {
+		return false, fmt.Errorf("node %s stays cordoned: %w; once it is healthy: kubectl uncordon %s", n.Name, err, n.Name)
+	}
+	return n.ReleaseCordon(ctx)
 }

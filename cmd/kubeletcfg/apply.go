@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -154,6 +155,13 @@ func (f *applyFlags) startGuard(dir, id string) error {
 	if f.root != "" {
 		args = append(args, "--root", f.root)
 	}
+	if kc := f.cluster.Access.Kubeconfig; kc != "" {
+		// The guard runs elsewhere (a transient unit): an absolute path.
+		if abs, err := filepath.Abs(kc); err == nil {
+			kc = abs
+		}
+		args = append(args, "--kubeconfig", kc, "--context", f.cluster.Access.Context, "--node", f.node)
+	}
 	if f.restart != "" {
 		args = append(args, "--restart-command", f.restart, "--pid-file", f.pidFile, "--kubelet-log", f.logFile)
 	}
@@ -185,15 +193,26 @@ func (r *restartFlags) restarter() apply.Restarter {
 func newGuardCmd() *cobra.Command {
 	var o apply.GuardOptions
 	var r restartFlags
+	var access node.ViaAPIServer
 	cmd := &cobra.Command{
 		Use:    "__guard --state-dir DIR --id ID",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Restarter, o.Progress = r.restarter(), os.Stderr
+			if access.Kubeconfig != "" {
+				lift, err := cluster.Lifter(access, r.timeout, os.Stderr)
+				if err != nil {
+					return err
+				}
+				o.Uncordon = lift
+			}
 			return apply.Guard(cmd.Context(), o)
 		},
 	}
+	cmd.Flags().StringVar(&access.Kubeconfig, "kubeconfig", "", "lift the cordon the apply left once the kubelet is healthy again")
+	cmd.Flags().StringVar(&access.Context, "context", "", "the kubeconfig context")
+	cmd.Flags().StringVar(&access.Node, "node", "", "the node's name on the API server")
 	cmd.Flags().StringVar(&o.StateDir, "state-dir", apply.DefaultStateDir, "kubeletcfg's state directory")
 	cmd.Flags().StringVar(&o.ID, "id", "", "the apply to guard")
 	cmd.Flags().StringVar(&o.Root, "root", "", "the node's tree the apply changes (its journal must be of that tree)")

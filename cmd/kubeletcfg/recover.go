@@ -8,12 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/apply"
+	"github.com/kubeletcfg/kubeletcfg/cluster"
+	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
 type recoverFlags struct {
 	restartFlags
 	root, stateDir string
 	boot           bool
+	access         node.ViaAPIServer
 }
 
 func newRecoverCmd(s streams) *cobra.Command {
@@ -36,10 +39,16 @@ and nothing is restarted (the kubelet starts on the old files next). apply
 installs that unit (/etc/systemd/system, enabled in the kubelet unit's .wants)
 the first time it runs under systemd without --root.
 
+With --kubeconfig, a cordon kubeletcfg left on the node (the annotation
+kubeletcfg.io/cordoned-by: an apply killed after its cordon, even during its
+drain with nothing written) is lifted once the kubelet has reported Ready again;
+an operator's cordon stays. The guard apply leaves does the same after its own
+recovery.
+
 Exit codes: 0 recovered or nothing to recover, 2 refused or failed.`,
 		Example: "  kubeletcfg recover\n  kubeletcfg recover --restart-command 'systemctl restart kubelet' --pid-file /run/kubelet.pid",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			o := apply.RecoverOptions{StateDir: f.stateDir, Root: f.root, Progress: s.ErrOut, Boot: f.boot}
 			if o.StateDir == "" {
 				o.StateDir = filepath.Join(f.root, apply.DefaultStateDir)
@@ -52,6 +61,11 @@ Exit codes: 0 recovered or nothing to recover, 2 refused or failed.`,
 				return fmt.Errorf("--restart-command needs --pid-file")
 			default:
 				o.Restarter = f.restarter()
+			}
+			if f.access.Kubeconfig != "" {
+				if o.Uncordon, err = cluster.Lifter(f.access, f.timeout, s.ErrOut); err != nil {
+					return err
+				}
 			}
 			j, err := apply.Recover(cmd.Context(), o)
 			if err != nil {
@@ -71,5 +85,8 @@ Exit codes: 0 recovered or nothing to recover, 2 refused or failed.`,
 	fl.StringVar(&f.root, "root", "", "the node's tree (an image), when not this host")
 	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory (default "+apply.DefaultStateDir+", inside --root when given)")
 	fl.BoolVar(&f.boot, "boot", false, "at boot, before the kubelet starts: put the files back, restart nothing")
+	fl.StringVar(&f.access.Kubeconfig, "kubeconfig", "", "lift a cordon kubeletcfg left on the node (its kubeletcfg.io/cordoned-by mark) once the kubelet reports Ready again; an operator's cordon stays")
+	fl.StringVar(&f.access.Context, "context", "", "the kubeconfig context to use")
+	fl.StringVar(&f.access.Node, "node", "", "the node's name on the API server (default: as the kubelet names it)")
 	return cmd
 }
