@@ -226,3 +226,21 @@ func TestRecordsSurviveTheImageMountedElsewhere(t *testing.T) {
 		t.Errorf("pruning under the moved image left %s", beside)
 	}
 }
+
+// A record's metadata never holds a header value of staticPodURLHeader;
+// the copy a rollback restores holds the file byte for byte.
+func TestRecordMetadataRedactsHeaderValues(t *testing.T) {
+	n := newNode(t, nil)
+	old := baseConfig + "staticPodURL: https://pods.example/\nstaticPodURLHeader:\n  Authorization: [\"Bearer old-s3cret\"]\n"
+	os.WriteFile(n.config, []byte(old), 0o640)
+	if _, err := n.apply(t, "staticPodURL: https://pods.example/\nstaticPodURLHeader:\n  Authorization: [\"Bearer new-s3cret\"]\n"); err != nil {
+		t.Fatal(err)
+	}
+	meta, _ := os.ReadFile(filepath.Join(n.state, recordsDir, "1", recordFile))
+	if strings.Contains(string(meta), "s3cret") || !strings.Contains(string(meta), "staticPodURLHeader") {
+		t.Errorf("the record's metadata:\n%s", meta)
+	}
+	if b, err := RecordedContent(n.state, 1, n.config); err != nil || string(b) != old {
+		t.Errorf("the stored copy: %q, %v; want the old file byte for byte", b, err)
+	}
+}
