@@ -60,10 +60,10 @@ func (p *Plan) outcome(o Options) (*Outcome, error) {
 	if out.Breaks, err = audit.Breaks(v, p.old.Config, p.next.Config); err != nil {
 		return nil, err
 	}
-	if out.Before, err = config.JSON(p.old.Config, v); err != nil {
+	if out.Before, err = config.RedactedJSON(p.old.Config, v); err != nil {
 		return nil, err
 	}
-	if out.After, err = config.JSON(p.next.Config, v); err != nil {
+	if out.After, err = config.RedactedJSON(p.next.Config, v); err != nil {
 		return nil, err
 	}
 	if !p.empty() {

@@ -89,7 +89,9 @@ func walk(a, b map[string]any, prefix string, v *schema.Version, out *[]Change) 
 		if reflect.DeepEqual(normalize(av), normalize(bv)) {
 			continue
 		}
-		*out = append(*out, classify(Change{Path: path, Old: av, New: bv}))
+		// Compared as they are, shown redacted (the header values of
+		// staticPodURLHeader are tokens).
+		*out = append(*out, classify(Change{Path: path, Old: config.RedactValue(path, av), New: config.RedactValue(path, bv)}))
 	}
 }
 

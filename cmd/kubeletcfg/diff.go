@@ -329,7 +329,7 @@ func printBreaks(s streams, breaks []audit.Result) {
 
 func printUnified(s streams, v *schema.Version, old, nw diff.Side) error {
 	render := func(c *v1beta1.KubeletConfiguration) (string, error) {
-		raw, err := config.JSON(c, v)
+		raw, err := config.RedactedJSON(c, v)
 		if err != nil {
 			return "", err
 		}

@@ -123,17 +123,18 @@ func printEffective(s streams, res *effective.Result, showOrigin bool, output st
 		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s, field: value  # origin\n", res.Version.Minor)
 		for _, e := range entries {
 			if m, ok := e.Value.(map[string]any); ok && len(e.Keys) > 0 {
+				m = config.RedactValue(e.Path, m).(map[string]any)
 				for _, k := range slices.Sorted(maps.Keys(m)) {
 					val, _ := json.Marshal(m[k])
 					fmt.Fprintf(s.Out, "%s[%q]: %s  # %s\n", e.Path, k, val, origin(e.Keys[k], res.Version.Minor))
 				}
 				continue
 			}
-			val, _ := json.Marshal(e.Value)
+			val, _ := json.Marshal(config.RedactValue(e.Path, e.Value))
 			fmt.Fprintf(s.Out, "%s: %s  # %s\n", e.Path, val, origin(e.Origin, res.Version.Minor))
 		}
 	} else {
-		raw, err := config.JSON(res.Config, res.Version)
+		raw, err := config.RedactedJSON(res.Config, res.Version)
 		if err != nil {
 			return err
 		}
