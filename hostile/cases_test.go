@@ -214,6 +214,91 @@ var hostileCases = []hostileCase{
 		"usr/lib/systemd/system/kubelet.service": "[Service]\nEnvironmentFile=/../../../../../../../..@O/kubelet.env\nExecStart=/usr/bin/kubelet $KUBELET_EXTRA_ARGS\n"},
 		args: []string{"migrate", V, "--root", "@R", "--output-dir", "@I/out"}, code: 0, want: []string{`contains "..", ignoring`}},
 
+	// Drop-in files that are links: under --root each resolves inside the
+	// image (an absolute target from the image's /, a ../ stays in it), for
+	// every command that reads the drop-ins.
+	{name: "effective: a drop-in file an absolute link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/50-out.conf"},
+		args: []string{"effective", "--kubelet-version=1.37", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "migrate: a drop-in file an absolute link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/50-out.conf"},
+		args: []string{"migrate", "--kubelet-version=1.37", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "diff: a drop-in file an absolute link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/50-out.conf"},
+		args: []string{"diff", "--kubelet-version=1.31", "--root", "@R", "--to-version", "1.37"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "audit: a drop-in file an absolute link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/50-out.conf"},
+		args: []string{"audit", "--kubelet-version=1.37", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "apply --dry-run: a drop-in file an absolute link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/50-out.conf"},
+		args: []string{"apply", "--kubelet-version=1.37", "--dry-run", "--root", "@R", "--node", "node-1", "-f", "@R/new-config.yaml"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "effective: a drop-in file a relative link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> ../../../../../../../../../../..@O/conf.d/50-out.conf"},
+		args: []string{"effective", "--kubelet-version=1.37", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "migrate: a drop-in file a relative link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> ../../../../../../../../../../..@O/conf.d/50-out.conf"},
+		args: []string{"migrate", "--kubelet-version=1.37", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "diff: a drop-in file a relative link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> ../../../../../../../../../../..@O/conf.d/50-out.conf"},
+		args: []string{"diff", "--kubelet-version=1.31", "--root", "@R", "--to-version", "1.37"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "audit: a drop-in file a relative link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> ../../../../../../../../../../..@O/conf.d/50-out.conf"},
+		args: []string{"audit", "--kubelet-version=1.37", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "apply --dry-run: a drop-in file a relative link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> ../../../../../../../../../../..@O/conf.d/50-out.conf"},
+		args: []string{"apply", "--kubelet-version=1.37", "--dry-run", "--root", "@R", "--node", "node-1", "-f", "@R/new-config.yaml"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "effective: a drop-in file a link to the FIFO outside", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/fifo.conf"},
+		args: []string{"effective", "--kubelet-version=1.37", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "migrate: a drop-in file a link to the FIFO outside", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/fifo.conf"},
+		args: []string{"migrate", "--kubelet-version=1.37", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "diff: a drop-in file a link to the FIFO outside", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/fifo.conf"},
+		args: []string{"diff", "--kubelet-version=1.31", "--root", "@R", "--to-version", "1.37"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "audit: a drop-in file a link to the FIFO outside", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/fifo.conf"},
+		args: []string{"audit", "--kubelet-version=1.37", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "apply --dry-run: a drop-in file a link to the FIFO outside", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/fifo.conf"},
+		args: []string{"apply", "--kubelet-version=1.37", "--dry-run", "--root", "@R", "--node", "node-1", "-f", "@R/new-config.yaml"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "effective: a drop-in file linked inside the image is read there", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":        "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/kubernetes/kubelet.conf.d/50-in.conf": "-> /etc/kubernetes/real/66.conf",
+		"etc/kubernetes/real/66.conf":              head + "maxPods: 66\n",
+		"etc/default/kubelet":                      ""},
+		args: []string{"effective", "--kubelet-version=1.37", "--root", "@R"}, code: 0, stdout: []string{"maxPods: 66"}},
+
 	// Same path semantics as the kubelet.
 	{name: "--config-dir a link with a trailing slash is read", sample: true, root: map[string]string{
 		"var/lib/kubelet/kubeadm-flags.env": "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
