@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -105,4 +106,17 @@ func TestRecoverAndGuardLiftTheCordon(t *testing.T) {
 	if !byGuard.called || byGuard.restartedAt.IsZero() {
 		t.Errorf("the guard's recovery: %+v; want the cordon lifted after its restart", byGuard)
 	}
+}
+
+// A recovery that leaves no kubelet running says so loudly: the old files
+// are back, but the node has no kubelet.
+func TestRecoverSaysNoKubeletRunning(t *testing.T) {
+	n := newNode(t, map[string]life{"maxPods: 100": {healthyAfter: -1, diesAfter: time.Nanosecond}})
+	n.interrupted(t, "maxPods: 391\n")
+	var progress strings.Builder
+	_, err := Recover(context.Background(), RecoverOptions{StateDir: n.state, Restarter: n.kubelet, Clock: n.clock, Progress: &progress})
+	if err == nil || !strings.Contains(err.Error(), "NO KUBELET RUNNING") {
+		t.Errorf("recover leaving no kubelet: %v", err)
+	}
+	n.configIs(t, "maxPods: 100\n")
 }
