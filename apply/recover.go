@@ -113,8 +113,39 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (j *Journa
 			return j, restartedAt, fmt.Errorf("apply %s: the old files are back, but the restart failed (the journal stays): %w", j.ID, err)
 		}
 		progress(o.Progress, "restarted the kubelet on the old files")
+		if err := removeJournal(dir); err != nil {
+			return j, restartedAt, err
+		}
+		return j, restartedAt, noKubelet(ctx, o.Clock, o.Restarter, o.Progress)
 	}
 	return j, restartedAt, removeJournal(dir)
+}
+
+// noKubelet watches the kubelet a recovery restarted for a moment: one that
+// is not running (or cannot be told) is said loudly, for the node has
+// none.
+func noKubelet(ctx context.Context, clock Clock, r Restarter, w io.Writer) error {
+	for end := clock.Now().Add(2 * time.Second); ; {
+		st, err := r.State(ctx)
+		if err != nil || !st.Running {
+			why := st.Why
+			if err != nil {
+				why = err.Error()
+			}
+			msg := "NO KUBELET RUNNING: the old files are back, but the kubelet restarted on them is not running (" + why + ")"
+			if cause := r.Cause(time.Time{}); cause != "" {
+				msg += ": " + cause
+			}
+			progress(w, "%s", msg)
+			return errors.New(msg)
+		}
+		if clock.Now().After(end) {
+			return nil
+		}
+		if err := clock.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 func progress(w io.Writer, format string, args ...any) {
