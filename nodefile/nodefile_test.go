@@ -109,3 +109,30 @@ func TestHostDirFollowsALastLinkOnlyWithASlash(t *testing.T) {
 		t.Errorf("with a slash: %s, %v; want the directory it names", hp, err)
 	}
 }
+
+// A file of an image that is a link reads inside the image: an absolute
+// target from the image's /, a ../ target stopping at it, never this host's.
+func TestReadFileUnderResolvesLinksInTheRoot(t *testing.T) {
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("host"), 0o600)
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "etc/d"), 0o755)
+	os.MkdirAll(filepath.Join(root, outside), 0o755)
+	os.WriteFile(filepath.Join(root, outside, "secret"), []byte("image"), 0o600)
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "etc/d/abs.conf"))
+	os.Symlink("../../../../../../../.."+filepath.Join(outside, "secret"), filepath.Join(root, "etc/d/rel.conf"))
+	os.Symlink("/nowhere", filepath.Join(root, "etc/d/gone.conf"))
+	for _, name := range []string{"abs.conf", "rel.conf"} {
+		b, err := ReadFileUnder(root, filepath.Join(root, "etc/d", name), Config)
+		if err != nil || string(b) != "image" {
+			t.Errorf("%s: %q %v, want the image's file", name, b, err)
+		}
+	}
+	p := filepath.Join(root, "etc/d/gone.conf")
+	if _, err := ReadFileUnder(root, p, Config); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), p) {
+		t.Errorf("a link to a file the image lacks: %v", err)
+	}
+	if _, err := ReadFileUnder(root, filepath.Join(outside, "secret"), Config); err == nil {
+		t.Error("a path outside the root was read")
+	}
+}

@@ -223,3 +223,40 @@ func hostPath(dir, p string, followLast bool) (string, error) {
 	}
 	return out, nil
 }
+
+// ReadFileUnder reads the file at host path p of the node under dir ("":
+// the running node, p read as it is) through that node's root: p's links,
+// the last one included, resolve inside the root, so a file of the image
+// that is a link (absolute, or ../ out) never reads a file of this host.
+// Errors name p.
+func ReadFileUnder(dir, p string, k Kind) ([]byte, error) {
+	if dir == "" {
+		return ReadFile(p, k)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	hp, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	relp, err := filepath.Rel(abs, hp)
+	if err != nil || relp == ".." || strings.HasPrefix(relp, "../") {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("outside the node's root %s", dir)}
+	}
+	r, err := OpenRoot(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := r.ReadFile(path.Join("/", filepath.ToSlash(relp)), k)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Path = p
+			return nil, pe
+		}
+	}
+	return data, err
+}
