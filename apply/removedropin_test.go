@@ -122,3 +122,48 @@ func TestRunRefusalNamesFileAndLine(t *testing.T) {
 		t.Errorf("%d restarts, want none", n.kubelet.restarts)
 	}
 }
+
+// A drop-in the change removed and someone made again is theirs: the
+// recovery of the interrupted apply leaves it, and says so.
+func TestRecoverLeavesARecreatedRemovedDropin(t *testing.T) {
+	n, dropin := dropinNode(t, life{})
+	o := n.opts
+	o.RemoveDropins = []string{"50-pods.conf"}
+	runUntil(t, o, "restart")
+	// The apply dies; someone writes the drop-in again.
+	mine := baseConfig + "maxPods: 130\n"
+	if err := os.WriteFile(dropin, []byte(mine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Recover(t.Context(), RecoverOptions{StateDir: n.state, Restarter: n.kubelet, Clock: n.clock})
+	if !errors.Is(err, ErrChangedSince) {
+		t.Errorf("recover over a re-created drop-in: %v, want it left as changed since", err)
+	}
+	if b, _ := os.ReadFile(dropin); string(b) != mine {
+		t.Errorf("the re-created drop-in was overwritten: %q", b)
+	}
+}
+
+// runUntil runs the phases of an apply with o up to the phase named stop,
+// and leaves the node as an apply killed there does (the lock released).
+func runUntil(t *testing.T, o Options, stop string) *Tx {
+	t.Helper()
+	if err := o.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	steps, err := o.steps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := &Tx{o: o}
+	for _, s := range steps {
+		if s.Name() == stop {
+			break
+		}
+		if err := s.Run(t.Context(), tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx.lock.Release()
+	return tx
+}
