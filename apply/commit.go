@@ -51,7 +51,7 @@ func (backupPhase) Run(_ context.Context, t *Tx) error {
 			return err
 		}
 		if fc.OldHash != "" {
-			fc.Removed = true
+			fc.Removed, fc.StateFile = true, true
 			jr.Files = append(jr.Files, fc)
 		}
 	}

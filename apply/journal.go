@@ -59,9 +59,14 @@ type FileChange struct {
 	// Backup is the dated copy kept beside the file.
 	Backup  string `json:"backup,omitempty"`
 	Created bool   `json:"created,omitempty"`
-	Removed bool   `json:"removed,omitempty"` // a state file the change needs gone
-	OldHash string `json:"oldSHA256,omitempty"`
-	NewHash string `json:"newSHA256,omitempty"`
+	// Removed: the change removes the file — a drop-in (--remove-dropin),
+	// or, with StateFile, a kubelet state file the change needs gone.
+	Removed bool `json:"removed,omitempty"`
+	// StateFile: a checkpoint the new kubelet writes anew, which an undo
+	// replaces; a removed drop-in someone made again is theirs, and stays.
+	StateFile bool   `json:"stateFile,omitempty"`
+	OldHash   string `json:"oldSHA256,omitempty"`
+	NewHash   string `json:"newSHA256,omitempty"`
 }
 
 // procRef names a process across the reuse of its ID.
@@ -290,6 +295,8 @@ func (f FileChange) undo(root string) error {
 	case !missing && cur == f.OldHash && !f.Created:
 		d.Remove(staged) // already as it was
 		return nil
+	case f.Removed && !f.StateFile && !missing:
+		return fmt.Errorf("%s: removed by the apply and made again since: %w", f.Path, ErrChangedSince)
 	case f.Removed:
 		// A state file the new kubelet wrote anew: the old one goes back.
 	case f.Created && missing:
@@ -327,6 +334,8 @@ func (j *Journal) verify() error {
 		switch {
 		case err != nil && !missing:
 			errs = append(errs, fmt.Errorf("%s: %w", f.Path, err))
+		case f.Removed && !f.StateFile && !missing && cur != f.OldHash:
+			errs = append(errs, fmt.Errorf("%s: removed by the apply and made again since: %w", f.Path, ErrChangedSince))
 		case f.Removed, f.Created && missing, !missing && (cur == f.NewHash || cur == f.OldHash):
 		default:
 			errs = append(errs, fmt.Errorf("%s: %w", f.Path, ErrChangedSince))
