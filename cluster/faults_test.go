@@ -3,9 +3,11 @@ package cluster
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,5 +206,115 @@ func TestLiftAfterRecovery(t *testing.T) {
 	lifted, err := n.LiftAfter(context.Background(), restart, time.Second)
 	if err != nil || !lifted || unschedulable(t, cs) {
 		t.Fatalf("once reported: %v %v, cordoned %v", lifted, err, unschedulable(t, cs))
+	}
+}
+
+// freezer is a TCP proxy that can freeze the connections open at a moment
+// (a load balancer that black-holes them): their bytes go nowhere, for
+// good; connections made later pass.
+type freezer struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	frozen []chan struct{} // per connection: closed once frozen
+	conns  []net.Conn
+}
+
+func newFreezer(t *testing.T, target string) *freezer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{ln: ln}
+	t.Cleanup(func() {
+		ln.Close()
+		f.mu.Lock()
+		for _, c := range f.conns {
+			c.Close()
+		}
+		f.mu.Unlock()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			freeze := make(chan struct{})
+			f.mu.Lock()
+			f.frozen, f.conns = append(f.frozen, freeze), append(f.conns, c, up)
+			f.mu.Unlock()
+			pipe := func(dst, src net.Conn) {
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := src.Read(buf)
+					select {
+					case <-freeze:
+						<-make(chan struct{}) // black hole: never more
+					default:
+					}
+					if n > 0 {
+						dst.Write(buf[:n])
+					}
+					if err != nil {
+						dst.Close()
+						return
+					}
+				}
+			}
+			go pipe(up, c)
+			go pipe(c, up)
+		}
+	}()
+	return f
+}
+
+// freeze black-holes every connection open now.
+func (f *freezer) freeze() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.frozen {
+		select {
+		case <-c:
+		default:
+			close(c)
+		}
+	}
+}
+
+// A request the API server never answers costs that request only: the
+// next one does not wait on the same dead connection (HTTP/2 would send
+// every request down the one connection until its ping timeout, 45 s).
+func TestAHungRequestDoesNotHangTheNext(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1"}}`))
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	f := newFreezer(t, srv.Listener.Addr().String())
+	defer func(d time.Duration) { requestTimeout = d }(requestTimeout)
+	requestTimeout = 300 * time.Millisecond
+	a, err := newRESTAPI(&rest.Config{Host: "https://" + f.ln.Addr().String(), TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := a.getNode(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	f.freeze()
+	if _, err := a.getNode(ctx, "n1"); err == nil {
+		t.Fatal("a frozen connection answered")
+	}
+	for i := range 3 {
+		if _, err := a.getNode(ctx, "n1"); err != nil {
+			t.Errorf("request %d after one hung: %v", i+1, err)
+		}
 	}
 }
