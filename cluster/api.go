@@ -64,6 +64,11 @@ func newRESTAPI(cfg *rest.Config) (*restAPI, error) {
 		if c.Timeout == 0 || c.Timeout > requestTimeout {
 			c.Timeout = requestTimeout
 		}
+		// HTTP/1.1: a request that times out closes its own connection.
+		// Over HTTP/2 every request shares one, and one the network
+		// black-holes takes every later request with it until its ping
+		// times out (45 s), past the health watch.
+		c.NextProtos = []string{"http/1.1"}
 		if c.UserAgent == "" {
 			c.UserAgent = "kubeletcfg"
 		}
