@@ -134,10 +134,12 @@ type Outcome struct {
 	Backup     string        `json:"backup,omitempty"`
 	// BackupN is the record of the old files in the state directory
 	// (kubeletcfg backups, rollback --to N).
-	BackupN    int    `json:"backupN,omitempty"`
-	Applied    bool   `json:"applied"`
-	RolledBack bool   `json:"rolledBack"`
-	Cause      string `json:"cause,omitempty"`
+	BackupN    int  `json:"backupN,omitempty"`
+	Applied    bool `json:"applied"`
+	RolledBack bool `json:"rolledBack"`
+	// Interrupted (not yet used).
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Cause       string `json:"cause,omitempty"`
 	// HealthyAfter is the time from the restart to the healthy answer
 	// (stability window excluded).
 	HealthyAfter time.Duration `json:"healthyAfterNs,omitempty"`
@@ -193,6 +195,9 @@ type FileText struct {
 
 // ErrRolledBack: the new configuration failed and the old one is back.
 var ErrRolledBack = errors.New("the new configuration failed; the old one was restored")
+
+// ErrInterrupted (not yet used).
+var ErrInterrupted = errors.New("interrupted")
 
 // ErrPending: an earlier apply was interrupted and not recovered.
 var ErrPending = errors.New("an earlier apply was interrupted and is not recovered")
