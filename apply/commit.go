@@ -24,9 +24,10 @@ func (backupPhase) Run(_ context.Context, t *Tx) error {
 	root := o.Setup.Root
 	jr := &Journal{ID: newID(), Root: root, ConfigFile: p.ConfigFile, BootID: bootID(), Started: now,
 		PID: os.Getpid(), PIDStart: procStart(os.Getpid()),
-		// Two full watches (the change and a rollback) and a margin: an
-		// apply still holding the node then is stuck.
-		Deadline: now.Add(2*(o.Timeout+o.StableFor) + 10*time.Second)}
+		// Two full watches (the change and a rollback, each bounded, its
+		// requests included) and a margin for the ends (an uncordon, each
+		// request bounded): an apply still holding the node then is stuck.
+		Deadline: now.Add(2*(o.Timeout+o.StableFor) + rollbackStableFor + 30*time.Second)}
 	t.journal, out.ID = jr, jr.ID
 	for _, w := range p.Writes {
 		fc, err := prepare(root, w.Path, jr.ID, now)

@@ -150,12 +150,21 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 	var healthySince time.Time
 	answers := make([]*Answer, len(w.Checks))
 	elapsed := func() float64 { return clock.Now().Sub(start).Seconds() }
+	// Nothing the watch asks may outlast it: a request that never answers
+	// (a silent API server, a hung D-Bus) ends with the watch's budget, and
+	// the watch ends within --health-timeout (+ --stable-for).
+	end := start.Add(w.Timeout + w.StableFor)
+	bounded := func(d time.Duration) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, min(d, max(end.Sub(clock.Now()), 100*time.Millisecond)))
+	}
 	for ; ; clock.Sleep(ctx, 100*time.Millisecond) {
-		if err := ctx.Err(); err != nil {
-			return false, err.Error()
+		if ctx.Err() != nil {
+			return false, fmt.Sprintf("stopped during the watch, %.2fs after the restart", elapsed())
 		}
 		now := clock.Now()
-		st, err := w.r.State(ctx)
+		sctx, cancel := bounded(10 * time.Second)
+		st, err := w.r.State(sctx)
+		cancel()
 		if err != nil {
 			// Not knowing is not alive.
 			return false, fmt.Sprintf("the kubelet's state is unknown %.2fs after the restart: %v", elapsed(), err)
@@ -201,7 +210,13 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 		case !ok:
 			return false, fmt.Sprintf("%s answered, then failed %.2fs later (the kubelet died after starting)", where, now.Sub(healthySince).Seconds())
 		}
-		pending := w.runChecks(ctx, start, answers)
+		cctx, cancel := bounded(w.Timeout + w.StableFor)
+		pending := w.runChecks(cctx, start, answers)
+		cancel()
+		if ctx.Err() != nil {
+			continue // said at the top
+		}
+		now = clock.Now()
 		if pending == "" && now.Sub(healthySince) >= w.StableFor {
 			out.Checks = results(w.Checks, answers)
 			w.progress("stable for %s", w.StableFor)

@@ -196,7 +196,8 @@ type FileText struct {
 // ErrRolledBack: the new configuration failed and the old one is back.
 var ErrRolledBack = errors.New("the new configuration failed; the old one was restored")
 
-// ErrInterrupted (not yet used).
+// ErrInterrupted: the apply's context ended (SIGINT, SIGTERM) before the
+// change was confirmed; what it had done is undone (Outcome.Interrupted).
 var ErrInterrupted = errors.New("interrupted")
 
 // ErrPending: an earlier apply was interrupted and not recovered.

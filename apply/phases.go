@@ -151,39 +151,79 @@ func (t *Tx) Progress(format string, args ...any) { t.o.progress(format, args...
 // run runs the steps in order until one fails or the transaction is done;
 // a failure goes through rollback. Then every step whose Run was called
 // and that is an Ender ends, last first.
+//
+// An interruption (ctx canceled: SIGINT, SIGTERM) stops the phase that
+// runs (a drain, a watch) or the next one from starting, and the apply
+// takes the same way out: the rollback and the ends run on a context that
+// is not canceled (each bounded on its own), so that the old files go back,
+// the kubelet is restarted and watched on them, and the node is uncordoned.
 func (t *Tx) run(ctx context.Context, steps []step) error {
 	var called []step
+	var failed step
 	var err error
 	for _, s := range steps {
 		if t.done {
 			break
 		}
+		if ctx.Err() != nil {
+			failed, err = s, ctx.Err()
+			break
+		}
 		called = append(called, s)
 		if err = s.Run(ctx, t); err != nil {
+			failed = s
 			break
 		}
 	}
+	if err != nil && ctx.Err() != nil {
+		err = t.interrupted(ctx, err)
+	}
+	live := context.WithoutCancel(ctx)
 	healthy := true
 	if err != nil {
-		err, healthy = t.rollback(ctx, called[len(called)-1], err)
+		err, healthy = t.rollback(live, failed, err)
 	}
 	for i := len(called) - 1; i >= 0; i-- {
 		e, ok := called[i].Phase.(Ender)
 		if !ok {
 			continue
 		}
-		if eerr := e.End(ctx, t, healthy); eerr != nil {
+		if eerr := e.End(live, t, healthy); eerr != nil {
 			err = errors.Join(err, fmt.Errorf("after the change: %s: %w", called[i].Name(), eerr))
 		}
 	}
 	return err
 }
 
+// interrupted says that ctx ended the apply (SIGINT, SIGTERM), in its
+// outcome and its error: err is what the phase running then met.
+func (t *Tx) interrupted(ctx context.Context, err error) error {
+	if t.out != nil {
+		t.out.Interrupted = true
+	}
+	by := ""
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+		by = " (" + c.Error() + ")"
+	}
+	var u *unhealthy
+	switch {
+	case errors.As(err, &u):
+		return &unhealthy{cause: ErrInterrupted.Error() + by + ": " + u.cause, err: ErrInterrupted}
+	case errors.Is(err, context.Canceled) && err == ctx.Err():
+		return fmt.Errorf("%w%s", ErrInterrupted, by)
+	}
+	return fmt.Errorf("%w%s: %w", ErrInterrupted, by, err)
+}
+
 // unhealthy is the kubelet failing on the new files: the cause the rollback
 // reports.
-type unhealthy struct{ cause string }
+type unhealthy struct {
+	cause string
+	err   error // what it also is (ErrInterrupted), if anything
+}
 
 func (u *unhealthy) Error() string { return u.cause }
+func (u *unhealthy) Unwrap() error { return u.err }
 
 // rollback is the one way out of a failed apply: what the transaction did
 // is undone, as far as it got, and the error returned is the failure's,

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -428,7 +430,9 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 			return err
 		}
 	}
-	out, err := run(cmd.Context(), o)
+	ctx, stop := interruptible(cmd.Context(), s)
+	out, err := run(ctx, o)
+	stop()
 	if out != nil {
 		if f.output == "json" {
 			if out.Changes == nil {
@@ -475,6 +479,36 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 		return errCheckFailed
 	}
 	return nil
+}
+
+// interruptible is ctx canceled by the first SIGINT or SIGTERM, with the
+// signal as its cause: apply then stops its drain or watch and takes its
+// one way out (the old files back, the kubelet restarted on them, the node
+// uncordoned) and prints its result. A second signal is not caught: it
+// kills kubeletcfg, and the guard finishes.
+func interruptible(parent context.Context, s streams) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			signal.Stop(sigs)
+			name := "SIGTERM"
+			if sig == os.Interrupt {
+				name = "SIGINT"
+			}
+			fmt.Fprintf(s.ErrOut, "kubeletcfg: %s: stopping; what this apply did is being undone (another signal kills kubeletcfg, and its guard finishes)\n", name)
+			cancel(errors.New(name))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // checkNonNegative refuses negative durations and counts.
