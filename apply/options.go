@@ -138,8 +138,10 @@ type Outcome struct {
 	Applied    bool `json:"applied"`
 	RolledBack bool `json:"rolledBack"`
 	// Interrupted (not yet used).
-	Interrupted bool   `json:"interrupted,omitempty"`
-	Cause       string `json:"cause,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// LeftCordoned (not yet used).
+	LeftCordoned string `json:"leftCordoned,omitempty"`
+	Cause        string `json:"cause,omitempty"`
 	// HealthyAfter is the time from the restart to the healthy answer
 	// (stability window excluded).
 	HealthyAfter time.Duration `json:"healthyAfterNs,omitempty"`
