@@ -139,7 +139,9 @@ type Outcome struct {
 	RolledBack bool `json:"rolledBack"`
 	// Interrupted (not yet used).
 	Interrupted bool `json:"interrupted,omitempty"`
-	// LeftCordoned (not yet used).
+	// LeftCordoned says the node stays cordoned after the apply, why, and
+	// the command that lifts the cordon once it is right to; "" when the
+	// apply left the node schedulable (or never cordoned it).
 	LeftCordoned string `json:"leftCordoned,omitempty"`
 	Cause        string `json:"cause,omitempty"`
 	// HealthyAfter is the time from the restart to the healthy answer

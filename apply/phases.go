@@ -143,7 +143,12 @@ type Tx struct {
 func (t *Tx) Plan() *Plan { return t.plan }
 
 // Outcome is what the apply did so far (nil before the plan phase).
-func (t *Tx) Outcome() *Outcome { return t.out }
+func (t *Tx) Outcome() *Outcome {
+	if t == nil {
+		return nil
+	}
+	return t.out
+}
 
 // Progress writes a progress line.
 func (t *Tx) Progress(format string, args ...any) { t.o.progress(format, args...) }

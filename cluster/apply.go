@@ -56,8 +56,11 @@ func (drainPhase) Name() string { return "drain" }
 
 func (d drainPhase) Run(ctx context.Context, _ *apply.Tx) error { return d.m.Begin(ctx) }
 
-func (d drainPhase) End(ctx context.Context, _ *apply.Tx, healthy bool) error {
+func (d drainPhase) End(ctx context.Context, t *apply.Tx, healthy bool) error {
 	left, err := d.m.End(ctx, healthy)
+	if out := t.Outcome(); out != nil && left != "" {
+		out.LeftCordoned = left // in -o json, not only on stderr
+	}
 	if err == nil && left != "" && !healthy {
 		err = errors.New(left)
 	}

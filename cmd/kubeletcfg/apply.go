@@ -468,6 +468,12 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 			if out.Statusz != nil {
 				fmt.Fprintf(s.Out, "statusz: %s\n", out.Statusz)
 			}
+			if out.Interrupted && !out.RolledBack {
+				fmt.Fprintln(s.Out, "interrupted: nothing was written")
+			}
+			if out.LeftCordoned != "" {
+				fmt.Fprintln(s.Out, out.LeftCordoned)
+			}
 		}
 	}
 	switch {
