@@ -22,6 +22,9 @@ func (backupPhase) Run(_ context.Context, t *Tx) error {
 	o, p, out := t.o, t.plan, t.out
 	now := o.Clock.Now()
 	root := o.Setup.Root
+	if err := p.unchanged(root); err != nil {
+		return err
+	}
 	jr := &Journal{ID: newID(), Root: root, ConfigFile: p.ConfigFile, BootID: bootID(), Started: now,
 		PID: os.Getpid(), PIDStart: procStart(os.Getpid()),
 		// Two full watches (the change and a rollback, each bounded, its

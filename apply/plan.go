@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +43,10 @@ type Plan struct {
 	Masked []Masked
 
 	old, next *effective.Result
+	// read is what the plan found in each file it writes or removes (its
+	// SHA-256, "" when absent): the backup refuses a file changed since
+	// (an edit during a long drain), naming it.
+	read map[string]string
 }
 
 // empty says the plan changes nothing: no field of the effective
@@ -150,6 +155,9 @@ func plan(o Options) (*Plan, error) {
 	if configFile == "" {
 		return nil, fmt.Errorf("the kubelet runs without --config: migrate it first (kubeletcfg apply --from-migrate)")
 	}
+	if configFile, err = kubeletPath(o.Setup, "--config", configFile); err != nil {
+		return nil, err
+	}
 	path := onDisk(o.Setup.Root, configFile)
 	if err := checkNode(o, old); err != nil {
 		return nil, err
@@ -173,6 +181,13 @@ func plan(o Options) (*Plan, error) {
 		}
 		next.RemoveDropins = removeNames
 	case o.Dropin != "":
+		seen := map[string]bool{o.Dropin: true}
+		for _, d := range o.MoreDropins {
+			if seen[d.Path] {
+				return nil, fmt.Errorf("--dropin %q: given twice", d.Path)
+			}
+			seen[d.Path] = true
+		}
 		if target, err = dropinTarget(o, old, o.Dropin); err != nil {
 			return nil, err
 		}
@@ -242,12 +257,21 @@ func plan(o Options) (*Plan, error) {
 		}
 	}
 	// Every file is checked before anything is written: a link or a
-	// directory in the way stops the apply here, not half-way.
-	for i, w := range append(p.Writes, stateWrites(append(p.StateFiles, p.Removes...))...) {
+	// directory in the way stops the apply here, not half-way. What the
+	// files written or removed hold now is noted for the backup.
+	p.read = map[string]string{}
+	touched := len(p.Writes)
+	for i, w := range append(append(p.Writes, stateWrites(p.Removes)...), stateWrites(p.StateFiles)...) {
 		err := inDir(o.Setup.Root, w.Path, func(d *os.Root, name string) error {
 			_, err := lstatIn(d, name)
 			if errors.Is(err, fs.ErrNotExist) {
+				if i < touched+len(p.Removes) {
+					p.read[w.Path] = ""
+				}
 				return nil
+			}
+			if err == nil && i < touched+len(p.Removes) {
+				p.read[w.Path], err = hashIn(d, name)
 			}
 			return err
 		})
@@ -256,6 +280,48 @@ func plan(o Options) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// unchanged refuses a file written or removed that holds something else
+// than when the plan read it: someone changed it meanwhile (during the
+// drain), and the change would overwrite their work unseen.
+func (p *Plan) unchanged(root string) error {
+	var errs []error
+	for _, path := range slices.Sorted(maps.Keys(p.read)) {
+		want := p.read[path]
+		err := inDir(root, path, func(d *os.Root, name string) error {
+			got, err := hashIn(d, name)
+			if errors.Is(err, fs.ErrNotExist) {
+				got, err = "", nil
+			}
+			if err != nil {
+				return err
+			}
+			if got != want {
+				return errors.New("changed since the plan read it (during the drain?): refusing to write over it; plan the change again")
+			}
+			return nil
+		})
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// kubeletPath is the absolute path of what the kubelet's flag names: a
+// relative one resolves against the kubelet's working directory (the
+// setup's, or / for a service in an image); one kubeletcfg cannot place is
+// refused before anything is done, for the journal, the guard and recover
+// need the file itself.
+func kubeletPath(s *hostnode.Setup, flag, p string) (string, error) {
+	switch {
+	case filepath.IsAbs(p):
+		return p, nil
+	case s.Dir != "":
+		return filepath.Join(s.Dir, p), nil
+	case s.Root != "":
+		return filepath.Join("/", p), nil
+	}
+	return "", fmt.Errorf("%s %s is relative: the kubelet resolves it against its working directory, which kubeletcfg cannot tell here; name it by its absolute path", flag, p)
 }
 
 // checkNewFile refuses a new --config file (named name) that does not
@@ -418,7 +484,11 @@ func dropinTarget(o Options, cur *effective.Result, name string) (string, error)
 	if o.Setup.Root != "" {
 		return "", fmt.Errorf("--dropin with --root is not supported yet")
 	}
-	return filepath.Join(cur.ConfigDir, name), nil
+	dir, err := kubeletPath(o.Setup, "--config-dir", cur.ConfigDir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
 }
 
 // rootDir is the kubelet's --root-dir.
