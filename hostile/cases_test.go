@@ -292,6 +292,12 @@ var hostileCases = []hostileCase{
 		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
 		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/fifo.conf"},
 		args: []string{"apply", "--kubelet-version=1.37", "--dry-run", "--root", "@R", "--node", "node-1", "-f", "@R/new-config.yaml"}, code: 2, want: []string{"50-out.conf"}},
+	{name: "effective 1.28: a drop-in file an absolute link out", sample: true, root: map[string]string{
+		"var/lib/kubelet/kubeadm-flags.env":         "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
+		"etc/default/kubelet":                       "KUBELET_CONFIG_DROPIN_DIR_ALPHA=on\n",
+		"etc/kubernetes/kubelet.conf.d/10-in.conf":  head + "maxPods: 66\n",
+		"etc/kubernetes/kubelet.conf.d/50-out.conf": "-> @O/conf.d/50-out.conf"},
+		args: []string{"effective", "--kubelet-version=1.28", "--root", "@R"}, code: 2, want: []string{"50-out.conf"}},
 	{name: "effective: a drop-in file linked inside the image is read there", sample: true, root: map[string]string{
 		"var/lib/kubelet/kubeadm-flags.env":        "KUBELET_KUBEADM_ARGS=\"--config-dir=/etc/kubernetes/kubelet.conf.d/\"\n",
 		"etc/kubernetes/kubelet.conf.d/50-in.conf": "-> /etc/kubernetes/real/66.conf",
