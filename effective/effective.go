@@ -177,7 +177,7 @@ func layer(opts stack) (*Result, error) {
 			if path, err = onDisk(opts, res.ConfigFile, false); err != nil {
 				return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", res.ConfigFile, err)
 			}
-			if data, err = nodefile.ReadFile(path, nodefile.Config); err != nil {
+			if data, err = nodefile.ReadFileUnder(opts.Root, path, nodefile.Config); err != nil {
 				return nil, fmt.Errorf("failed to load kubelet config file, path: %s, error: %w", path, err)
 			}
 		}
@@ -386,7 +386,7 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, opts stack, res
 	res.Warnings = append(res.Warnings, unread(dir)...)
 	var ds []*Dropin
 	for _, f := range overlaid(dir, files, opts.dropins, opts.removed) {
-		d, err := read(f.name, dir, f.data, res.Version, res.merger)
+		d, err := read(opts.Root, f.name, dir, f.data, res.Version, res.merger)
 		if err != nil {
 			return nil, err
 		}
