@@ -44,7 +44,9 @@ func (backupPhase) Run(_ context.Context, t *Tx) error {
 		if w.Path == p.ConfigFile {
 			out.Backup = fc.Backup
 		}
-		jr.Files = append(jr.Files, fc)
+		if err := t.staged(fc); err != nil {
+			return err
+		}
 	}
 	for _, sf := range p.StateFiles {
 		fc, err := prepare(root, sf, jr.ID, now)
@@ -56,7 +58,9 @@ func (backupPhase) Run(_ context.Context, t *Tx) error {
 		}
 		if fc.OldHash != "" {
 			fc.Removed, fc.StateFile = true, true
-			jr.Files = append(jr.Files, fc)
+			if err := t.staged(fc); err != nil {
+				return err
+			}
 		}
 	}
 	for _, rm := range p.Removes {
@@ -68,7 +72,9 @@ func (backupPhase) Run(_ context.Context, t *Tx) error {
 		if rm == p.ConfigFile {
 			out.Backup = fc.Backup
 		}
-		jr.Files = append(jr.Files, fc)
+		if err := t.staged(fc); err != nil {
+			return err
+		}
 	}
 	rec, err := record(t.dir, jr, p.Changes)
 	if err != nil {
@@ -77,6 +83,14 @@ func (backupPhase) Run(_ context.Context, t *Tx) error {
 	t.record, out.BackupN = rec, rec.N
 	failpoint("after-backup")
 	return nil
+}
+
+// staged adds a file backed up and staged to the journal, and writes the
+// journal at once: an apply killed later in its backup leaves a journal
+// that says what it made (nothing written yet: the next apply cleans it).
+func (t *Tx) staged(fc FileChange) error {
+	t.journal.Files = append(t.journal.Files, fc)
+	return writeJournal(t.dir, t.journal)
 }
 
 // journalPhase writes the journal: from here it says what to undo to

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +32,13 @@ func (restartPhase) Run(ctx context.Context, t *Tx) error {
 			t.restarter = newRestarter(t.o.Restart, t.o.PIDFile, t.o.KubeletLog, t.o.Unit, t.o.Timeout)
 		}
 	}
-	if c, ok := t.restarter.(*commandRestarter); ok && c.started == nil {
-		c.started = t.recordRestart
+	if c, ok := t.restarter.(*commandRestarter); ok {
+		if c.started == nil {
+			c.started = t.recordRestart
+		}
+		if c.output == "" {
+			c.output = filepath.Join(t.dir, restartLog)
+		}
 	}
 	t.restarted = true
 	rs, err := t.watcher().restart(ctx)

@@ -344,6 +344,33 @@ func (j *Journal) verify() error {
 	return errors.Join(errs...)
 }
 
+// abandon ends an apply that wrote nothing (stopped before its write, or
+// killed before it): its files are put back as they were (the staged
+// links go), the dated copies it made go while they hold the old content,
+// its record and its journal go. Nothing of it stays.
+func (j *Journal) abandon(dir string) error {
+	if err := j.undo(); err != nil {
+		return err
+	}
+	j.settle()
+	for _, f := range j.Files {
+		if f.Backup == "" || f.OldHash == "" {
+			continue
+		}
+		if d, name, err := openDir(j.Root, f.Backup); err == nil {
+			if st, err := d.Lstat(name); err == nil && st.Mode().IsRegular() {
+				if h, err := hashIn(d, name); err == nil && h == f.OldHash {
+					d.Remove(name)
+					syncRoot(d)
+				}
+			}
+			d.Close()
+		}
+	}
+	removeRecordOf(dir, j.ID)
+	return removeJournal(dir)
+}
+
 // settle removes what only an undo needed, once the change is confirmed.
 func (j *Journal) settle() {
 	for _, f := range j.Files {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 )
@@ -200,6 +198,24 @@ func (t *Tx) run(ctx context.Context, steps []step) error {
 	return err
 }
 
+// noKubelet says loudly, after a rollback that did not end healthy, when
+// no kubelet runs at all: the node has none.
+func (t *Tx) noKubelet(ctx context.Context) string {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := t.restarter.State(sctx)
+	if err == nil && st.Running {
+		return ""
+	}
+	why := st.Why
+	if err != nil {
+		why = err.Error()
+	}
+	msg := "NO KUBELET RUNNING on the old configuration (" + why + ")"
+	t.Progress("%s", msg)
+	return msg
+}
+
 // interrupted says that ctx ended the apply (SIGINT, SIGTERM), in its
 // outcome and its error: err is what the phase running then met.
 func (t *Tx) interrupted(ctx context.Context, err error) error {
@@ -250,9 +266,16 @@ func (t *Tx) rollback(ctx context.Context, failed step, err error) (error, bool)
 	case jr == nil:
 		return err, true // nothing was touched
 	case !t.restarted:
-		// Undone before any restart: the kubelet runs on as before.
+		// Undone before any restart: the kubelet runs on as before, and
+		// nothing of this apply stays (a written one's dated copies do).
+		if !jr.Written {
+			if aerr := jr.abandon(t.dir); aerr != nil {
+				return fmt.Errorf("%w; undoing: %v (the journal in %s says what is left)", err, aerr, t.dir), false
+			}
+			return err, true
+		}
 		if t.record != nil {
-			os.RemoveAll(filepath.Join(t.dir, recordsDir, strconv.Itoa(t.record.N)))
+			removeRecord(t.dir, t.record.N)
 		}
 		if uerr := jr.undo(); uerr != nil {
 			return fmt.Errorf("%w; undoing: %v (the journal in %s says what is left)", err, uerr, t.dir), false
@@ -286,6 +309,9 @@ func (t *Tx) rollback(ctx context.Context, failed step, err error) (error, bool)
 		return rerr, false
 	}
 	if !ok {
+		if none := t.noKubelet(ctx); none != "" {
+			why += "; " + none
+		}
 		return fmt.Errorf("rolled back to %s, but the kubelet is not healthy on it either: %s (cause of the rollback: %s)", t.out.Backup, why, cause), false
 	}
 	return fmt.Errorf("%w: %s", ErrRolledBack, cause), true

@@ -361,6 +361,16 @@ func readCopy(dir string, n int, name string) ([]byte, error) {
 	return readOwnedIn(rdir, name, 64<<20)
 }
 
+// removeRecordOf removes the record of the apply id, if there is one.
+func removeRecordOf(dir, id string) {
+	all, _ := Records(dir)
+	for _, r := range all {
+		if r.ApplyID == id {
+			removeRecord(dir, r.N)
+		}
+	}
+}
+
 // removeRecord removes record n's directory, inside the state directory.
 func removeRecord(dir string, n int) error {
 	backups, err := openRecords(dir, false)

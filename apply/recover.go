@@ -88,6 +88,12 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (j *Journa
 	if err := j.verify(); err != nil {
 		return j, restartedAt, fmt.Errorf("apply %s is not recovered: %w; put the files right by hand, then remove %s", j.ID, err, filepath.Join(dir, journalName))
 	}
+	if !j.Written {
+		// Killed before it wrote: nothing to put back, its leftovers go.
+		progress(o.Progress, "apply %s of %s (started %s, pid %d) was stopped before it wrote anything: cleaning what it left",
+			j.ID, j.ConfigFile, j.Started.Format(time.RFC3339), j.PID)
+		return j, restartedAt, j.abandon(dir)
+	}
 	progress(o.Progress, "apply %s of %s (started %s, pid %d) did not confirm: putting its old files back",
 		j.ID, j.ConfigFile, j.Started.Format(time.RFC3339), j.PID)
 	if err := j.undo(); err != nil {

@@ -71,6 +71,15 @@ func (pendingPhase) Run(_ context.Context, t *Tx) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrPending, err)
 	}
+	if j != nil && !j.Written && !(&procRef{PID: j.PID, Start: j.PIDStart}).is() && j.ofRoot(t.o.Setup.Root) == nil && j.verify() == nil {
+		// An apply killed before it wrote anything: nothing to recover,
+		// only what it left to clean.
+		if err := j.abandon(t.dir); err != nil {
+			return fmt.Errorf("%w: apply %s, killed before it wrote anything: cleaning what it left: %w", ErrPending, j.ID, err)
+		}
+		t.o.progress("apply %s (pid %d) was killed before it wrote anything: what it left is cleaned", j.ID, j.PID)
+		return nil
+	}
 	if j != nil {
 		return fmt.Errorf("%w: apply %s of %s, started %s by pid %d: run kubeletcfg recover (it puts the old files back if they still hold what that apply wrote)",
 			ErrPending, j.ID, j.ConfigFile, j.Started.Format("2006-01-02 15:04:05"), j.PID)
