@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -116,5 +117,48 @@ func TestRunMigrationRefuses(t *testing.T) {
 	}
 	if _, err := RunMigration(context.Background(), setup, "/var/lib/kubelet/config.yaml", Options{Node: "node-2", DryRun: true}); err == nil || !strings.Contains(err.Error(), "refusing to touch it") {
 		t.Errorf("another node's migration: err = %v", err)
+	}
+}
+
+// A rollback of a migration puts back every file of its record in one
+// transaction: the env files as they were, byte for byte, and the config
+// file the migration made gone, with the command line the kubelet had.
+func TestRollbackOfAMigrationRestoresEveryFile(t *testing.T) {
+	root, setup := kubeadmNode(t)
+	before := treeOf(t, root)
+	clock := newFakeClock()
+	k := &fakeKubelet{clock: clock, behave: byContent(nil), pid: 1}
+	o := Options{Node: "node-1", Restarter: k, Clock: clock, probe: k.probe, Timeout: 30 * time.Second, StableFor: time.Second}
+	if _, err := RunMigration(context.Background(), setup, "/var/lib/kubelet/migrated.yaml", o); err != nil {
+		t.Fatal(err)
+	}
+	if after := treeOf(t, root); after["/var/lib/kubelet/kubeadm-flags.env"] == before["/var/lib/kubelet/kubeadm-flags.env"] {
+		t.Fatal("the migration rewrote nothing")
+	}
+	setup, err := hostnode.ReadSetup(hostnode.Source{Root: root, KubeletVersion: "1.31",
+		From: []string{"/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := o
+	back.Setup = setup
+	rec, err := RestoreRecord(filepath.Join(root, DefaultStateDir), 0, &back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec == nil || rec.N != 1 {
+		t.Errorf("restoring record %+v, want 1", rec)
+	}
+	if _, err := Run(context.Background(), back); err != nil {
+		t.Fatal(err)
+	}
+	after := treeOf(t, root)
+	for _, f := range []string{"/var/lib/kubelet/kubeadm-flags.env", "/etc/default/kubelet", "/var/lib/kubelet/config.yaml"} {
+		if after[f] != before[f] {
+			t.Errorf("%s after the rollback:\n%s\nwant:\n%s", f, after[f], before[f])
+		}
+	}
+	if _, ok := after["/var/lib/kubelet/migrated.yaml"]; ok {
+		t.Error("the config file the migration made stays")
 	}
 }

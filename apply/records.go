@@ -550,3 +550,8 @@ func (r *Record) save(dir string) error {
 	defer rdir.Close()
 	return r.saveIn(rdir)
 }
+
+// RestoreRecord (not yet).
+func RestoreRecord(dir string, n int, o *Options) (*Record, error) {
+	return nil, fmt.Errorf("not yet")
+}
