@@ -80,6 +80,13 @@ func (backupPhase) Run(_ context.Context, t *Tx) error {
 	if err != nil {
 		return err
 	}
+	if o.NewArgs != nil {
+		// The command line this change rewrites, for its rollback.
+		rec.Args = redactArgs(o.Setup.Args)
+		if err := rec.save(t.dir); err != nil {
+			return err
+		}
+	}
 	t.record, out.BackupN = rec, rec.N
 	failpoint("after-backup")
 	return nil

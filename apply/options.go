@@ -50,6 +50,11 @@ type Options struct {
 	// Extra are more files written in the same transaction (the flag files
 	// a migration rewrites).
 	Extra []FileWrite
+	// Restore, when set, is a backup record put back (RestoreRecord): each
+	// file it kept gets its old content and each file its apply created
+	// goes, in one transaction, layered as such (the --config file, the
+	// drop-ins); NewArgs is then the command line the record kept.
+	Restore []RestoreFile
 	// NewArgs, when set, is the kubelet's command line after the change (a
 	// migration moves flags into the file), and ConfigPath the --config file
 	// it names when the current command line names none.
@@ -245,6 +250,14 @@ func (o Options) progress(format string, args ...any) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "apply: "+format+"\n", args...)
 	}
+}
+
+// RestoreFile is a file (disk path) of a record put back: its old
+// content, or Remove when the recorded apply created it.
+type RestoreFile struct {
+	Path    string
+	Content []byte
+	Remove  bool
 }
 
 // FileWrite is a file (disk path) and its new content.

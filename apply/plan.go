@@ -172,6 +172,13 @@ func plan(o Options) (*Plan, error) {
 	next := cur
 	newFile, current := o.NewFile, []byte(nil)
 	switch {
+	case o.Restore != nil:
+		if o.NewFile != nil || o.Patch != nil || o.Dropin != "" || len(o.RemoveDropins) > 0 {
+			return nil, fmt.Errorf("a backup put back goes alone")
+		}
+		if extra, removes, err = restoring(o, old, path, &next); err != nil {
+			return nil, err
+		}
 	case onlyRemoves:
 		if o.NewFile != nil {
 			return nil, fmt.Errorf("--remove-dropin goes with --dropin or alone, not with -f")
@@ -236,10 +243,10 @@ func plan(o Options) (*Plan, error) {
 	}
 	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: after, Removes: removes,
 		Writes: append([]FileWrite{{Path: target, Content: newFile}}, extra...)}
-	if onlyRemoves {
+	if onlyRemoves || o.Restore != nil {
 		p.Writes = extra
 	}
-	if o.Dropin == "" && !onlyRemoves {
+	if o.Dropin == "" && !onlyRemoves && o.Restore == nil {
 		if p.Masked, err = masked(v, current, newFile, path, changes, old); err != nil {
 			return nil, err
 		}
@@ -322,6 +329,51 @@ func kubeletPath(s *hostnode.Setup, flag, p string) (string, error) {
 		return filepath.Join("/", p), nil
 	}
 	return "", fmt.Errorf("%s %s is relative: the kubelet resolves it against its working directory, which kubeletcfg cannot tell here; name it by its absolute path", flag, p)
+}
+
+// restoring layers a backup record put back (o.Restore) over the setup:
+// the --config file's old content, the drop-ins' (kept, or gone when the
+// recorded apply created them), and the command line the record kept. It
+// returns the files written and those removed (only those there).
+func restoring(o Options, cur *effective.Result, configPath string, next *effective.Input) (writes []FileWrite, removes []string, err error) {
+	dropinDir := ""
+	if cur.ConfigDir != "" {
+		dir, err := kubeletPath(o.Setup, "--config-dir", cur.ConfigDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		dropinDir = onDisk(o.Setup.Root, dir)
+	}
+	for _, f := range o.Restore {
+		inDropins := dropinDir != "" && filepath.Dir(f.Path) == filepath.Clean(dropinDir)
+		switch {
+		case f.Path == configPath && !f.Remove:
+			next.Config, next.ConfigName = f.Content, f.Path+" (as backed up)"
+		case inDropins && f.Remove:
+			next.RemoveDropins = append(next.RemoveDropins, filepath.Base(f.Path))
+		case inDropins:
+			next.Dropins = append(next.Dropins, effective.Overlay{Name: filepath.Base(f.Path), Content: f.Content, From: f.Path + " (as backed up)"})
+		}
+		if !f.Remove {
+			writes = append(writes, FileWrite{Path: f.Path, Content: f.Content})
+			continue
+		}
+		err := inDir(o.Setup.Root, f.Path, func(d *os.Root, name string) error {
+			_, err := lstatIn(d, name)
+			return err
+		})
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, nil, err
+		default:
+			removes = append(removes, f.Path)
+		}
+	}
+	if o.NewArgs != nil {
+		next.Args = o.NewArgs
+	}
+	return writes, removes, nil
 }
 
 // checkNewFile refuses a new --config file (named name) that does not

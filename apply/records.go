@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 )
 
@@ -33,6 +34,9 @@ type Record struct {
 	// Outcome is how the apply ended: OutcomeApplied, OutcomeRolledBack,
 	// one of the Undone* outcomes, or "" while the apply runs.
 	Outcome string `json:"outcome,omitempty"`
+	// Args is the kubelet's command line before the change, when the
+	// change rewrote it (a migration), values of secret flags redacted.
+	Args []string `json:"args,omitempty"`
 }
 
 // The outcomes of a record.
@@ -57,6 +61,8 @@ type RecordedFile struct {
 	Beside string `json:"beside,omitempty"`
 	// Removed: the apply removed the file (a drop-in, a state file).
 	Removed bool `json:"removed,omitempty"`
+	// StateFile: a kubelet checkpoint the change needed gone.
+	StateFile bool `json:"stateFile,omitempty"`
 }
 
 const (
@@ -144,7 +150,7 @@ func record(dir string, jr *Journal, changes []diff.Change) (*Record, error) {
 	}
 	defer rdir.Close()
 	for i, f := range jr.Files {
-		rf := RecordedFile{Path: nodePath(jr.Root, f.Path), Beside: nodePath(jr.Root, f.Backup), Removed: f.Removed}
+		rf := RecordedFile{Path: nodePath(jr.Root, f.Path), Beside: nodePath(jr.Root, f.Backup), Removed: f.Removed, StateFile: f.StateFile}
 		if f.Staged != "" {
 			rf.Copy = strconv.Itoa(i)
 			if err := inDir(jr.Root, f.Staged, func(d *os.Root, name string) error {
@@ -551,7 +557,65 @@ func (r *Record) save(dir string) error {
 	return r.saveIn(rdir)
 }
 
-// RestoreRecord (not yet).
+// RestoreRecord makes o put back record n (0: the newest of a change that
+// took effect) as one transaction: every file it kept gets its old content,
+// every file its apply created goes, and when the apply rewrote the
+// kubelet's command line (a migration), the record's command line is
+// layered. o.Setup is the node as it is now. It says which record.
 func RestoreRecord(dir string, n int, o *Options) (*Record, error) {
-	return nil, fmt.Errorf("not yet")
+	all, refused, err := records(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := refused[n]; n != 0 && err != nil {
+		return nil, err
+	}
+	var rec *Record
+	for i := len(all) - 1; i >= 0 && rec == nil; i-- {
+		if (n == 0 && all[i].Outcome == OutcomeApplied) || (n != 0 && all[i].N == n) {
+			rec = &all[i]
+		}
+	}
+	if rec == nil {
+		if n == 0 {
+			return nil, fmt.Errorf("no backup of a change that took effect in %s", filepath.Join(dir, recordsDir))
+		}
+		return nil, fmt.Errorf("no backup %d in %s (kubeletcfg backups lists them)", n, filepath.Join(dir, recordsDir))
+	}
+	root := o.Setup.Root
+	o.Restore = nil
+	for _, f := range rec.Files {
+		if f.StateFile {
+			continue // the kubelet's checkpoint: the change's plan says what it needs
+		}
+		rf := RestoreFile{Path: diskPath(root, f.Path), Remove: f.Copy == ""}
+		if f.Copy != "" {
+			if rf.Content, err = readCopy(dir, rec.N, f.Copy); err != nil {
+				return nil, err
+			}
+		}
+		o.Restore = append(o.Restore, rf)
+	}
+	if len(o.Restore) == 0 {
+		return nil, fmt.Errorf("backup %d holds no file to put back", rec.N)
+	}
+	o.NewArgs = rec.Args
+	return rec, nil
+}
+
+// redactArgs is a command line with the values of secret flags (the
+// headers of --manifest-url-header) redacted, for a record's metadata.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		name, _, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case strings.HasPrefix(a, "-") && name == "manifest-url-header" && eq:
+			out[i] = a[:strings.Index(a, "=")+1] + config.Redacted
+		case i > 0 && strings.HasPrefix(args[i-1], "-") && strings.TrimLeft(args[i-1], "-") == "manifest-url-header":
+			out[i] = config.Redacted
+		}
+	}
+	return out
 }

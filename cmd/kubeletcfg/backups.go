@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,25 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/apply"
-	"github.com/kubeletcfg/kubeletcfg/effective"
 )
-
-// configFileOf finds the node's --config file on disk.
-func configFileOf(s streams, f *setupFlags, args []string) (string, error) {
-	setup, err := f.setup(s, args, false)
-	if err != nil {
-		return "", err
-	}
-	res, err := effective.Compute(effective.Input{Setup: setup})
-	if err != nil {
-		return "", err
-	}
-	if res.ConfigFile == "" {
-		return "", fmt.Errorf("the kubelet runs without --config")
-	}
-	// Records hold the node's paths (under --root, inside the tree).
-	return filepath.Clean("/" + res.ConfigFile), nil
-}
 
 // stateDirOf is --state-dir, or kubeletcfg's directory in the node's tree.
 func stateDirOf(root, dir string) string {
@@ -90,38 +71,44 @@ func newRollbackCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollback --node NAME [--to N | --to FILE] [--restart-command CMD --pid-file FILE] [-- KUBELET_ARGS]",
 		Short: "Put a backup of the kubelet config file back, as safely as apply puts a new one",
-		Long: `rollback applies a backup — record N of kubeletcfg backups (default: the newest
-record of a change that took effect, named on stderr), or a file — the way apply applies a new file:
-validated, backed up itself, written atomically, the kubelet restarted and
-watched, and rolled back again if it does not come up.`,
+		Long: `rollback puts a backup back — record N of kubeletcfg backups (default: the
+newest record of a change that took effect, named on stderr), or a file — the
+way apply applies a change: validated, backed up itself, written atomically, the
+kubelet restarted and watched, and rolled back again if it does not come up.
+A record is put back whole, as one transaction: every file it kept (the config
+file, drop-ins, the env files a --from-migrate rewrote) gets its old content,
+every file its apply created goes, and a migration's command line is the
+kubelet's again.`,
 		Example: "  kubeletcfg rollback --node node-1\n  kubeletcfg rollback --node node-1 --to 3",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := configFileOf(s, &f.setupFlags, args)
+			n, err := strconv.Atoi(to)
+			if err != nil && to != "" {
+				// A file: applied as apply -f applies it.
+				f.file = to
+				return runApply(cmd, s, f, args)
+			}
+			if err := f.checkNonNegative(); err != nil {
+				return err
+			}
+			if f.node == "" {
+				return fmt.Errorf("--node is required")
+			}
+			setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
 			if err != nil {
 				return err
 			}
-			if n, err := strconv.Atoi(to); err == nil || to == "" {
-				content, rec, err := apply.RecordedCopy(stateDirOf(f.root, f.stateDir), n, path)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(s.ErrOut, "rollback: putting back %s as backup %d kept it (apply %s of %s, %s: %s)\n",
-					path, rec.N, rec.ApplyID, rec.Time.Local().Format("2006-01-02 15:04:05"), rec.Outcome, strings.Join(rec.Changes, ", "))
-				tmp, err := os.CreateTemp("", "kubeletcfg-rollback-*.yaml")
-				if err != nil {
-					return err
-				}
-				defer os.Remove(tmp.Name())
-				if _, err := tmp.Write(content); err != nil {
-					return err
-				}
-				if err := tmp.Close(); err != nil {
-					return err
-				}
-				to = tmp.Name()
+			o := apply.Options{Node: f.node, Setup: setup}
+			rec, err := apply.RestoreRecord(stateDirOf(f.root, f.stateDir), n, &o)
+			if err != nil {
+				return err
 			}
-			f.file = to
-			return runApply(cmd, s, f, args)
+			var files []string
+			for _, rf := range rec.Files {
+				files = append(files, rf.Path)
+			}
+			fmt.Fprintf(s.ErrOut, "rollback: putting back backup %d (apply %s of %s, %s: %s): %s\n",
+				rec.N, rec.ApplyID, rec.Time.Local().Format("2006-01-02 15:04:05"), rec.Outcome, strings.Join(rec.Changes, ", "), strings.Join(files, ", "))
+			return applyWith(cmd, s, f, o, apply.Run)
 		},
 	}
 	bindApplyFlags(cmd, f)
