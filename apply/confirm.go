@@ -203,6 +203,7 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 		case ok && healthySince.IsZero():
 			healthySince = now
 			out.HealthyAfter = now.Sub(start)
+			failpoint("during-watch")
 			if where == "" {
 				w.progress("healthzPort is 0: the kubelet is judged by its process only (%s); watching it %s", pinned, w.StableFor)
 			} else {

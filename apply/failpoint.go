@@ -16,13 +16,28 @@ func hangpoint(step string) {
 	}
 }
 
-// failpoint kills this process at the named step when KUBELETCFG_FAILPOINT
-// names it: the e2e tests prove with it that a kubeletcfg that dies at any
-// step leaves the node consistent. Only a binary built with the tag
-// failpoints has it.
+// failpoint signals this process at the named step when
+// KUBELETCFG_FAILPOINT names it: SIGKILL (kubeletcfg dies there), or the
+// signal KUBELETCFG_FAILPOINT_SIGNAL names, INT or TERM (kubeletcfg is
+// interrupted there, as by Ctrl-C or a stop, and goes on to undo). The e2e
+// tests prove with it that kubeletcfg stopped at any step leaves the node
+// consistent. Only a binary built with the tag failpoints has it.
 func failpoint(step string) {
-	if os.Getenv("KUBELETCFG_FAILPOINT") == step {
+	if os.Getenv("KUBELETCFG_FAILPOINT") != step {
+		return
+	}
+	switch os.Getenv("KUBELETCFG_FAILPOINT_SIGNAL") {
+	case "INT":
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+	case "TERM":
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	default:
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		time.Sleep(time.Hour) // the signal is on its way
 	}
+	time.Sleep(100 * time.Millisecond) // the handler has seen it
 }
+
+// Failpoint is failpoint for the steps of other packages (the cluster's
+// cordon, drain and uncordon).
+func Failpoint(step string) { failpoint(step) }

@@ -296,6 +296,7 @@ func (t *Tx) rollback(ctx context.Context, failed step, err error) (error, bool)
 		return fmt.Errorf("rollback: %w (cause of the rollback: %s; the journal in %s keeps what is left to undo)", uerr, cause, t.dir), false
 	}
 	jr.settle()
+	failpoint("during-rollback")
 	t.out.RolledBack = true
 	setOutcome(t.dir, t.out.BackupN, "rolled back")
 	back := &Outcome{}

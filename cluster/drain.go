@@ -13,6 +13,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeletcfg/kubeletcfg/apply"
 )
 
 // DrainOptions are kubectl drain's: DaemonSet and mirror pods always stay.
@@ -169,6 +171,7 @@ func (n *Node) evict(ctx context.Context, p corev1.Pod, grace int64) error {
 			return fmt.Errorf("evict pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 	}
+	apply.Failpoint("mid-drain") // an eviction asked, the drain not over
 	for {
 		cur, err := n.api.getPod(ctx, p.Namespace, p.Name)
 		if apierrors.IsNotFound(err) || (err == nil && cur.UID != p.UID) {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+
+	"github.com/kubeletcfg/kubeletcfg/apply"
 )
 
 // Maintenance is a node taken out of scheduling around a change: Begin
@@ -37,6 +39,7 @@ func (m *Maintenance) Begin(ctx context.Context) error {
 			return err
 		}
 		m.cordoned = true
+		apply.Failpoint("after-cordon")
 	}
 	if !m.Drain {
 		return nil
@@ -69,6 +72,7 @@ func (m *Maintenance) End(ctx context.Context, healthy bool) (string, error) {
 		m.Node.step("%s", msg)
 		return msg, nil
 	}
+	apply.Failpoint("before-uncordon")
 	if err := m.Node.Uncordon(ctx); err != nil {
 		return fmt.Sprintf("node %s stays cordoned: kubectl uncordon %s", m.Node.Name, m.Node.Name), err
 	}
