@@ -108,7 +108,10 @@ kubelet. apply also installs kubeletcfg-recover.service, ordered before the
 kubelet's unit, which undoes at boot an apply a reboot interrupted. Without
 systemd (or with --root) the guard is a detached process: it survives the shell
 and the SSH session, not the cgroup or container apply runs in. An apply that
-finds the journal of an earlier one refuses to run: kubeletcfg recover.
+finds the journal of an earlier one refuses to run: kubeletcfg recover (one
+killed before it wrote anything is cleaned up instead). SIGINT or SIGTERM stops
+the drain or the watch: what was done is undone (the node uncordoned) and the
+result printed; a second signal kills kubeletcfg, and its guard finishes.
 With --root every file is opened inside the tree (links resolved inside it),
 and nothing of this host is restarted unless --restart-command is given.
 With --kubeconfig the API server judges too: the restarted kubelet must turn
