@@ -85,7 +85,7 @@ func (n *Node) Drain(ctx context.Context, o DrainOptions) error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		if ctx.Err() != nil && o.Timeout > 0 {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && o.Timeout > 0 {
 			return fmt.Errorf("drain of node %s did not finish within %s: %w", n.Name, o.Timeout, err)
 		}
 		return err
