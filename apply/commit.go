@@ -92,12 +92,16 @@ func (backupPhase) Run(_ context.Context, t *Tx) error {
 	return nil
 }
 
-// staged adds a file backed up and staged to the journal, and writes the
-// journal at once: an apply killed later in its backup leaves a journal
-// that says what it made (nothing written yet: the next apply cleans it).
+// staged adds a file backed up and staged to the journal, writes the
+// journal at once and starts the guard with the first: an apply killed
+// later in its backup leaves a journal that says what it made (nothing
+// written yet), which its guard, recover or the next apply cleans.
 func (t *Tx) staged(fc FileChange) error {
 	t.journal.Files = append(t.journal.Files, fc)
-	return writeJournal(t.dir, t.journal)
+	if err := writeJournal(t.dir, t.journal); err != nil {
+		return err
+	}
+	return t.startGuard()
 }
 
 // journalPhase writes the journal: from here it says what to undo to
@@ -109,19 +113,25 @@ func (journalPhase) Name() string { return "journal" }
 
 func (journalPhase) Run(_ context.Context, t *Tx) error { return writeJournal(t.dir, t.journal) }
 
-// guardPhase starts a guard outside this process that undoes the change if
-// this process dies before it confirms.
+// guardPhase makes sure a guard outside this process undoes the change if
+// this process dies before it confirms. The backup starts it as soon as
+// the journal exists (Tx.staged), so that an apply killed inside its backup
+// is cleaned up too; here it is started if it was not.
 type guardPhase struct{}
 
 func (guardPhase) Name() string { return "guard" }
 
-func (guardPhase) Run(_ context.Context, t *Tx) error {
-	if t.o.StartGuard == nil {
+func (guardPhase) Run(_ context.Context, t *Tx) error { return t.startGuard() }
+
+// startGuard starts the guard of the transaction's journal, once.
+func (t *Tx) startGuard() error {
+	if t.o.StartGuard == nil || t.guarded {
 		return nil
 	}
 	if err := t.o.StartGuard(t.dir, t.journal.ID); err != nil {
 		return fmt.Errorf("starting the guard: %w", err)
 	}
+	t.guarded = true
 	return nil
 }
 

@@ -128,6 +128,7 @@ type Tx struct {
 	record    *Record  // the backup record (backup)
 	restarter Restarter
 	restart   restartState // the kubelet before the restart (restart)
+	guarded   bool         // the guard was started (backup, or guard)
 	restarted bool         // the kubelet was restarted on the new files
 	confirmed bool         // the change is confirmed: nothing left to undo
 	// statuszBefore is the kubelet's /statusz before the change, or why
