@@ -107,6 +107,11 @@ func (confirmPhase) Run(_ context.Context, t *Tx) error {
 	return nil
 }
 
+// probeGrace is how long a kubelet that answered healthz, the same process
+// still running, may fail it before the watch calls it failed: a probe
+// that times out once on a loaded node is not a death.
+const probeGrace = time.Second
+
 // rollbackStableFor caps the stability window of a rollback's watch.
 const rollbackStableFor = 2 * time.Second
 
@@ -153,7 +158,7 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 	clock := w.Clock
 	before, berr, start := rs.before, rs.berr, rs.start
 	var pinned Proc
-	var healthySince time.Time
+	var healthySince, failingSince time.Time
 	answers := make([]*Answer, len(w.Checks))
 	elapsed := func() float64 { return clock.Now().Sub(start).Seconds() }
 	// Nothing the watch asks may outlast it: a request that never answers
@@ -214,8 +219,17 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 				return false, fmt.Sprintf("not healthy within %s (%s)", w.Timeout, where)
 			}
 			continue
+		case !ok && failingSince.IsZero():
+			// One probe lost on a loaded node is not a death: the same
+			// process must keep failing it for probeGrace.
+			failingSince = now
+			continue
+		case !ok && now.Sub(failingSince) < probeGrace:
+			continue
 		case !ok:
-			return false, fmt.Sprintf("%s answered, then failed %.2fs later (the kubelet died after starting)", where, now.Sub(healthySince).Seconds())
+			return false, fmt.Sprintf("%s answered, then failed %.2fs later (the kubelet died after starting)", where, failingSince.Sub(healthySince).Seconds())
+		default:
+			failingSince = time.Time{}
 		}
 		cctx, cancel := bounded(w.Timeout + w.StableFor)
 		pending := w.runChecks(cctx, start, answers)

@@ -223,3 +223,29 @@ func summary(out *Outcome) string {
 	}
 	return fmt.Sprintf("applied %v, rolled back %v, interrupted %v, cause %q", out.Applied, out.RolledBack, out.Interrupted, out.Cause)
 }
+
+// One healthz probe lost on a loaded node, the same kubelet running, is
+// not a death: the change is confirmed. One that keeps failing is.
+func TestOneLostProbeIsNotADeath(t *testing.T) {
+	for _, lost := range []int{1, 30} {
+		n := newNode(t, nil)
+		calls := 0
+		real := n.opts.probe
+		n.opts.probe = func(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (bool, string) {
+			ok, where := real(ctx, cfg)
+			if ok {
+				if calls++; calls > 3 && calls <= 3+lost {
+					return false, where
+				}
+			}
+			return ok, where
+		}
+		_, err := n.apply(t, "maxPods: 421\n")
+		if lost == 1 && err != nil {
+			t.Errorf("one probe lost: %v", err)
+		}
+		if lost == 30 && !errors.Is(err, ErrRolledBack) {
+			t.Errorf("healthz failing for 3s: %v, want rolled back", err)
+		}
+	}
+}
