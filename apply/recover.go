@@ -54,12 +54,28 @@ func Recover(ctx context.Context, o RecoverOptions) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer l.Release()
 	j, restartedAt, err := recoverLocked(ctx, dir, o)
-	if err == nil && o.Uncordon != nil && !o.Boot {
-		err = o.Uncordon(ctx, restartedAt)
+	l.Release()
+	if err == nil {
+		err = o.after(ctx, restartedAt)
 	}
 	return j, err
+}
+
+// after is what follows a recovery, once the lock is released (the next
+// apply need not wait for it): the kubelet restarted at restartedAt (zero:
+// none) watched for a moment — NO KUBELET RUNNING said loudly — and a cordon
+// kubeletcfg left lifted once the kubelet reports (Uncordon).
+func (o RecoverOptions) after(ctx context.Context, restartedAt time.Time) error {
+	if !restartedAt.IsZero() && o.Restarter != nil {
+		if err := noKubelet(ctx, o.Clock, o.Restarter, o.Progress); err != nil {
+			return err
+		}
+	}
+	if o.Uncordon != nil && !o.Boot {
+		return o.Uncordon(ctx, restartedAt)
+	}
+	return nil
 }
 
 // recoverLocked finishes the apply of the journal; it says when it
@@ -119,10 +135,6 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (j *Journa
 			return j, restartedAt, fmt.Errorf("apply %s: the old files are back, but the restart failed (the journal stays): %w", j.ID, err)
 		}
 		progress(o.Progress, "restarted the kubelet on the old files")
-		if err := removeJournal(dir); err != nil {
-			return j, restartedAt, err
-		}
-		return j, restartedAt, noKubelet(ctx, o.Clock, o.Restarter, o.Progress)
 	}
 	return j, restartedAt, removeJournal(dir)
 }
@@ -199,10 +211,12 @@ func Guard(ctx context.Context, o GuardOptions) error {
 		}
 		l, err := Acquire(dir, "kubeletcfg guard of apply "+o.ID, o.Clock.Now())
 		if err == nil {
-			defer l.Release()
-			j, restartedAt, err := recoverLocked(ctx, dir, RecoverOptions{Root: o.Root, Restarter: o.Restarter, Clock: o.Clock, Progress: o.Progress, ID: o.ID})
-			if err == nil && j != nil && o.Uncordon != nil {
-				err = o.Uncordon(ctx, restartedAt)
+			ro := RecoverOptions{Root: o.Root, Restarter: o.Restarter, Clock: o.Clock, Progress: o.Progress, ID: o.ID}
+			j, restartedAt, err := recoverLocked(ctx, dir, ro)
+			l.Release()
+			if err == nil && j != nil {
+				ro.Uncordon = o.Uncordon
+				err = ro.after(ctx, restartedAt)
 			}
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // CordonedByAnnotation marks a cordon kubeletcfg made, on the Node itself:
@@ -78,11 +79,19 @@ func (n *Node) patch(ctx context.Context, verb, done, patch string) error {
 // heartbeat after it and its Lease renewed, within timeout; not restarted
 // (zero), Ready now. It says whether it lifted one; a kubelet that does not
 // report leaves the node cordoned, and the error says so.
+//
+// recover and the guard run it without the node's lock (the next apply
+// need not wait): the cordon lifted is the one seen first, by its mark's
+// value, never the fresh one of an apply that started meanwhile.
 func (n *Node) LiftAfter(ctx context.Context, restartedAt time.Time, timeout time.Duration) (bool, error) {
-	cordoned, ours, err := n.cordonState(ctx)
-	if err != nil || !ours || !cordoned {
-		if err == nil && ours {
-			_, err = n.ReleaseCordon(ctx) // a stale mark
+	node, err := n.api.getNode(ctx, n.Name)
+	if err != nil {
+		return false, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	mark, ours := node.Annotations[CordonedByAnnotation]
+	if !ours || !node.Spec.Unschedulable {
+		if ours {
+			_, err = n.releaseIf(ctx, mark) // a stale mark
 		}
 		return false, err
 	}
@@ -97,5 +106,31 @@ func (n *Node) LiftAfter(ctx context.Context, restartedAt time.Time, timeout tim
 	} else if _, err := n.WaitReported(ctx, restartedAt, timeout); err != nil {
 		return false, fmt.Errorf("node %s stays cordoned: %w; once it is healthy: kubectl uncordon %s", n.Name, err, n.Name)
 	}
-	return n.ReleaseCordon(ctx)
+	return n.releaseIf(ctx, mark)
+}
+
+// releaseIf lifts kubeletcfg's cordon while its mark still says mark: the
+// patch carries the Node's resourceVersion, so that a cordon made between
+// the read and the patch is not lifted (a conflict is read again).
+func (n *Node) releaseIf(ctx context.Context, mark string) (bool, error) {
+	for range 5 {
+		node, err := n.api.getNode(ctx, n.Name)
+		if err != nil {
+			return false, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		if cur, ok := node.Annotations[CordonedByAnnotation]; !ok || cur != mark {
+			return false, nil // lifted meanwhile, or another apply's now
+		}
+		rv, _ := json.Marshal(node.ResourceVersion)
+		spec := `,"spec":{"unschedulable":null}`
+		if !node.Spec.Unschedulable {
+			spec = ""
+		}
+		err = n.patch(ctx, "uncordon", "uncordoned", `{"metadata":{"resourceVersion":`+string(rv)+`,"annotations":{"`+CordonedByAnnotation+`":null}}`+spec+`}`)
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		return err == nil && node.Spec.Unschedulable, err
+	}
+	return false, fmt.Errorf("node %s: its cordon changed under each try: left as it is", n.Name)
 }

@@ -318,3 +318,15 @@ func TestAHungRequestDoesNotHangTheNext(t *testing.T) {
 		}
 	}
 }
+
+// A lift after a recovery takes only the cordon it saw: one made since by
+// another apply (another mark) stays.
+func TestLiftLeavesANewerCordon(t *testing.T) {
+	n, cs, _ := testNode()
+	if err := (&Maintenance{Node: n}).Begin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if lifted, err := n.releaseIf(context.Background(), "kubeletcfg apply on another host, pid 1"); lifted || err != nil || !unschedulable(t, cs) {
+		t.Errorf("a cordon with another mark: lifted %v, %v, cordoned %v", lifted, err, unschedulable(t, cs))
+	}
+}
