@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeletcfg/kubeletcfg/cluster"
 	"github.com/kubeletcfg/kubeletcfg/node"
@@ -91,8 +92,9 @@ func TestClusterMaintenance(t *testing.T) {
 		t.Errorf("the pod the budget protects is gone: %v", err)
 	}
 
-	// A node cordoned before stays cordoned.
-	if err := cn.Cordon(ctx); err != nil {
+	// A node the operator cordoned before (kubectl cordon: no mark of
+	// kubeletcfg's) stays cordoned.
+	if _, err := n.API.Client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	m = &cluster.Maintenance{Node: cn}
