@@ -4,6 +4,7 @@ package apply
 
 import (
 	"os"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -26,6 +27,14 @@ func failpoint(step string) {
 	if os.Getenv("KUBELETCFG_FAILPOINT") != step {
 		return
 	}
+	fired.Do(func() { signalAt(step) })
+}
+
+// fired makes a failpoint signal once: a step met by several goroutines
+// (the drain's evictions) is one interruption, not a second signal.
+var fired sync.Once
+
+func signalAt(string) {
 	switch os.Getenv("KUBELETCFG_FAILPOINT_SIGNAL") {
 	case "INT":
 		syscall.Kill(os.Getpid(), syscall.SIGINT)
