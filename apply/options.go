@@ -142,7 +142,8 @@ type Outcome struct {
 	BackupN    int  `json:"backupN,omitempty"`
 	Applied    bool `json:"applied"`
 	RolledBack bool `json:"rolledBack"`
-	// Interrupted (not yet used).
+	// Interrupted says the apply was stopped (SIGINT, SIGTERM) before it
+	// confirmed: nothing was written, or what was is rolled back.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// LeftCordoned says the node stays cordoned after the apply, why, and
 	// the command that lifts the cordon once it is right to; "" when the
