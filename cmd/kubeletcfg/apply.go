@@ -17,6 +17,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/apply"
 	"github.com/kubeletcfg/kubeletcfg/cluster"
 	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
@@ -53,7 +54,7 @@ type applyFlags struct {
 	direct        bool
 	insecureNodes []string
 	stableFor     time.Duration
-	output        string
+	output        *printer.Output
 	cluster       cluster.Options
 }
 
@@ -306,7 +307,7 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringSliceVar(&f.insecureNodes, "kubelet-insecure-skip-tls-verify", nil, "with --direct: read this node's kubelet with its serving certificate unverified (a self-signed kubelet), by name")
 	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
 	fl.DurationVar(&f.stableFor, "stable-for", apply.DefaultStableFor, "how long it must then stay healthy, the same process, counted after --health-timeout's budget (see above for the default)")
-	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.output = printer.Flag(fl, printer.Text, printer.JSON)
 	c := &f.cluster
 	fl.StringVar(&c.Access.Kubeconfig, "kubeconfig", "", "with the API server: the restarted kubelet must also report to it (Node Ready with a heartbeat, Lease renewed after the restart); --drain and --verify-configz go through it")
 	fl.StringVar(&c.Access.Context, "context", "", "the kubeconfig context to use (default: its current context)")
@@ -437,17 +438,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 	out, err := run(ctx, o)
 	stop()
 	if out != nil {
-		if f.output == "json" {
-			if out.Changes == nil {
-				out.Changes = []diff.Change{}
-			}
-			if out.Writes == nil {
-				out.Writes = []string{}
-			}
-			if werr := writeJSON(s, out); werr != nil {
-				return werr
-			}
-		} else {
+		werr := f.output.Print(s.Out, out, func() error {
 			printChanges(s, out.Changes)
 			if len(out.Writes) > 0 && f.dryRun {
 				fmt.Fprintf(s.Out, "would write: %s\n", strings.Join(out.Writes, ", "))
@@ -477,6 +468,10 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 			if out.LeftCordoned != "" {
 				fmt.Fprintln(s.Out, out.LeftCordoned)
 			}
+			return nil
+		})
+		if werr != nil {
+			return werr
 		}
 	}
 	switch {

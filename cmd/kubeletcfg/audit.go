@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
@@ -16,7 +17,7 @@ type auditFlags struct {
 	setupFlags
 	benchmark string
 	sections  []string
-	output    string
+	output    *printer.Output
 	failOn    string
 	fixTo     string
 	podCIDR   string
@@ -50,9 +51,6 @@ with --fail-on warn), 2 usage or I/O error.`,
   kubeletcfg audit --root /mnt/node-image --fix-to /tmp/config.fixed.yaml
   kubeletcfg audit --benchmark stig --section stig`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.output != "text" && f.output != "json" {
-				return fmt.Errorf("--output %q: must be text or json", f.output)
-			}
 			if f.failOn != "fail" && f.failOn != "warn" {
 				return fmt.Errorf("--fail-on %q: must be fail or warn", f.failOn)
 			}
@@ -70,12 +68,8 @@ with --fail-on warn), 2 usage or I/O error.`,
 					return err
 				}
 			}
-			if f.output == "json" {
-				if err := writeJSON(s, rep); err != nil {
-					return err
-				}
-			} else {
-				printAudit(s, rep)
+			if err := f.output.Print(s.Out, rep, func() error { printAudit(s, rep); return nil }); err != nil {
+				return err
 			}
 			if rep.Count(audit.Fail) > 0 || (f.failOn == "warn" && rep.Count(audit.Warn) > 0) {
 				return errCheckFailed
@@ -87,7 +81,7 @@ with --fail-on warn), 2 usage or I/O error.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.benchmark, "benchmark", "auto", "profile: "+strings.Join(audit.Benchmarks(), ", ")+" (auto: the CIS benchmark for the kubelet version)")
 	fl.StringSliceVar(&f.sections, "section", nil, "sections to run: the profile's checks (cis, stig or benchmark), ops (default both)")
-	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.output = printer.Flag(fl, printer.Text, printer.JSON)
 	fl.StringVar(&f.failOn, "fail-on", "fail", "exit 1 on: fail, or warn (fail or warn)")
 	fl.StringVar(&f.fixTo, "fix-to", "", "write the config file with every fixable failure fixed to this new file (never over an existing one)")
 	fl.StringVar(&f.podCIDR, "pod-cidr", "", "the node's pod CIDR (its spec.podCIDR), for the maxPods rule")

@@ -6,12 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 )
 
 type defaultsFlags struct {
 	versionFlags
 	flagsBaseline bool
-	output        string
+	output        *printer.Output
 }
 
 func newDefaultsCmd(s streams) *cobra.Command {
@@ -36,7 +37,7 @@ read-only port 10255, no evictionHard).`,
 			if f.flagsBaseline {
 				raw = v.FlagsBaseline()
 			}
-			out, err := config.Render(raw, f.output)
+			out, err := config.Render(raw, string(f.output.Format()))
 			if err != nil {
 				return err
 			}
@@ -46,6 +47,7 @@ read-only port 10255, no evictionHard).`,
 	}
 	f.bind(cmd.Flags())
 	cmd.Flags().BoolVar(&f.flagsBaseline, "flags-baseline", false, "print the baseline of a kubelet run without --config")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	// The document is a KubeletConfiguration, not one of kubeletcfg's shapes.
+	f.output = printer.Flag(cmd.Flags(), printer.YAML, printer.JSON)
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
@@ -25,7 +26,7 @@ type diffFlags struct {
 	setupFlags
 	against  string
 	unified  bool
-	output   string
+	output   *printer.Output
 	live     bool
 	liveURL  string
 	liveCert string
@@ -113,9 +114,6 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			if f.direct && f.insecure {
 				return fmt.Errorf("--insecure is for the kubelet at --kubelet-url; with --direct, name the node in --kubelet-insecure-skip-tls-verify")
 			}
-			if f.output != "text" && f.output != "json" {
-				return fmt.Errorf("--output %q: must be text or json", f.output)
-			}
 			v, err := f.resolve(s)
 			if err != nil {
 				return err
@@ -131,32 +129,24 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			switch {
-			case f.output == "json":
-				changes, breaks := c.Changes, c.Breaks
-				if changes == nil {
-					changes = []diff.Change{}
-				}
-				if breaks == nil {
-					breaks = []audit.Result{}
-				}
-				out := map[string]any{"kubeletVersion": v.Minor, "old": old.Name, "new": nw.Name, "changes": changes, "breaks": breaks, "warnings": allWarnings(f.warnings)}
-				if f.cmdline != nil {
-					out["flags"] = f.cmdline
-				}
-				if err := writeJSON(s, out); err != nil {
-					return err
-				}
-			case f.unified:
-				if err := printUnified(s, v, old, nw); err != nil {
-					return err
+			doc := map[string]any{"kubeletVersion": v.Minor, "old": old.Name, "new": nw.Name, "changes": c.Changes, "breaks": c.Breaks, "warnings": allWarnings(f.warnings)}
+			if f.cmdline != nil {
+				doc["flags"] = f.cmdline
+			}
+			err = f.output.Print(s.Out, doc, func() error {
+				if f.unified {
+					if err := printUnified(s, v, old, nw); err != nil {
+						return err
+					}
+				} else {
+					printChanges(s, c.Changes)
 				}
 				printBreaks(s, c.Breaks)
 				f.cmdline.print(s)
-			default:
-				printChanges(s, c.Changes)
-				printBreaks(s, c.Breaks)
-				f.cmdline.print(s)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			if nw.Refused != nil {
 				return refusal(s, nw.Refused)
@@ -171,7 +161,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.against, "against", "", "the configuration to compare with (default: the node's /var/lib/kubelet/config.yaml)")
 	fl.BoolVar(&f.unified, "unified", false, "print a unified diff of the effective configurations")
-	fl.StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.output = printer.Flag(fl, printer.Text, printer.JSON)
 	fl.BoolVar(&f.live, "live", false, "compare with what the running kubelet serves on /configz")
 	fl.StringVar(&f.liveURL, "kubelet-url", "https://127.0.0.1:10250/configz", "the running kubelet's /configz, for --live")
 	fl.StringVar(&f.liveCert, "client-cert", "", "client certificate the kubelet accepts, for --live")
@@ -366,14 +356,8 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 	if err != nil {
 		return err
 	}
-	if f.output == "json" {
-		if findings == nil {
-			findings = []diff.Finding{}
-		}
-		if err := writeJSON(s, map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings, "warnings": allWarnings(f.warnings)}); err != nil {
-			return err
-		}
-	} else {
+	doc := map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings, "warnings": allWarnings(f.warnings)}
+	err = f.output.Print(s.Out, doc, func() error {
 		for _, fd := range findings {
 			fmt.Fprintf(s.Out, "%-7s %s: %s\n", fd.Severity, fd.Subject, fd.Message)
 			if fd.Do != "" {
@@ -381,6 +365,10 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 			}
 		}
 		fmt.Fprintf(s.Out, "%s %s -> %s: %s\n", direction(v, to), v.Minor, to.Minor, count(len(findings), "finding"))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(findings) > 0 {
 		return errCheckFailed

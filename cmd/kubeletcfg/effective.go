@@ -13,7 +13,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/effective"
-	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
@@ -22,7 +22,7 @@ type effectiveFlags struct {
 	config     string
 	configDir  string
 	showOrigin bool
-	output     string
+	output     *printer.Output
 }
 
 func newEffectiveCmd(s streams) *cobra.Command {
@@ -51,9 +51,6 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
   kubeletcfg effective --kubelet-version 1.31 --show-origin -- --config=/var/lib/kubelet/config.yaml --max-pods=150
   kubeletcfg effective --kubelet-version 1.30 -o json -- --max-pods=150 --eviction-hard=memory.available<500Mi`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.output != "yaml" && f.output != "json" {
-				return fmt.Errorf("--output %q: must be yaml or json", f.output)
-			}
 			kargs, err := f.commandLine(args)
 			if err != nil {
 				return err
@@ -67,7 +64,7 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 				return refusal(s, err)
 			}
 			warning.Print(s.ErrOut, res.Warnings)
-			if err := printEffective(s, res, f.showOrigin, f.output, allWarnings(setup.Warnings, res.Warnings)); err != nil {
+			if err := printEffective(s, f.output, res, f.showOrigin, allWarnings(setup.Warnings, res.Warnings)); err != nil {
 				return err
 			}
 			if r := res.Verdict(); r != nil {
@@ -80,7 +77,7 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 	cmd.Flags().StringVar(&f.config, "config", "", "the kubelet's --config file")
 	cmd.Flags().StringVar(&f.configDir, "config-dir", "", "the kubelet's --config-dir drop-in directory")
 	cmd.Flags().BoolVar(&f.showOrigin, "show-origin", false, "name where every value came from")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	f.output = printer.Flag(cmd.Flags(), printer.YAML, printer.JSON)
 	return cmd
 }
 
@@ -103,59 +100,62 @@ func (f *effectiveFlags) commandLine(args []string) ([]string, error) {
 	return kargs, nil
 }
 
-func printEffective(s streams, res *effective.Result, showOrigin bool, output string, warnings []warning.Warning) error {
+func printEffective(s streams, o *printer.Output, res *effective.Result, showOrigin bool, warnings []warning.Warning) error {
 	var remaining []string
-	for _, o := range res.Flags {
-		remaining = append(remaining, "--"+o.Flag.Name+"="+o.Value)
+	for _, fl := range res.Flags {
+		remaining = append(remaining, "--"+fl.Flag.Name+"="+fl.Value)
 	}
+	doc := map[string]any{"kubeletVersion": res.Version.Minor, "flags": remaining, "warnings": warnings}
+	var entries []effective.Entry
+	var raw []byte
+	var err error
 	if showOrigin {
-		entries, err := res.Entries()
-		if err != nil {
+		if entries, err = res.Entries(); err != nil {
 			return err
 		}
-		if output == "json" {
-			m := map[string]effective.Entry{}
-			for _, e := range entries {
-				m[e.Path] = e
-			}
-			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": m, "flags": nonNil(remaining), "warnings": warnings})
-		}
-		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s, field: value  # origin\n", res.Version.Minor)
+		m := map[string]effective.Entry{}
 		for _, e := range entries {
-			if m, ok := e.Value.(map[string]any); ok && len(e.Keys) > 0 {
-				m = config.RedactValue(e.Path, m).(map[string]any)
-				for _, k := range slices.Sorted(maps.Keys(m)) {
-					val, _ := json.Marshal(m[k])
-					fmt.Fprintf(s.Out, "%s[%q]: %s  # %s\n", e.Path, k, val, origin(e.Keys[k], res.Version.Minor))
-				}
-				continue
-			}
-			val, _ := json.Marshal(config.RedactValue(e.Path, e.Value))
-			fmt.Fprintf(s.Out, "%s: %s  # %s\n", e.Path, val, origin(e.Origin, res.Version.Minor))
+			m[e.Path] = e
 		}
+		doc["config"] = m
 	} else {
-		raw, err := config.RedactedJSON(res.Config, res.Version)
-		if err != nil {
+		if raw, err = config.RedactedJSON(res.Config, res.Version); err != nil {
 			return err
 		}
-		if output == "json" {
-			return writeJSON(s, map[string]any{"kubeletVersion": res.Version.Minor, "config": json.RawMessage(raw), "flags": nonNil(remaining), "warnings": warnings})
-		}
-		out, err := config.Render(raw, "yaml")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(s.Out, "# effective configuration of kubelet %s\n%s", res.Version.Minor, out)
+		doc["config"] = json.RawMessage(raw)
 	}
-	if output != "json" && len(remaining) > 0 {
-		// A comment for people: a megabyte-long flag is shortened (-o json has it whole).
-		shown := make([]string, len(remaining))
-		for i, r := range remaining {
-			shown[i] = warning.Truncate(r, maxErrorLen)
+	return o.Print(s.Out, doc, func() error {
+		if showOrigin {
+			fmt.Fprintf(s.Out, "# effective configuration of kubelet %s, field: value  # origin\n", res.Version.Minor)
+			for _, e := range entries {
+				if m, ok := e.Value.(map[string]any); ok && len(e.Keys) > 0 {
+					m = config.RedactValue(e.Path, m).(map[string]any)
+					for _, k := range slices.Sorted(maps.Keys(m)) {
+						val, _ := json.Marshal(m[k])
+						fmt.Fprintf(s.Out, "%s[%q]: %s  # %s\n", e.Path, k, val, origin(e.Keys[k], res.Version.Minor))
+					}
+					continue
+				}
+				val, _ := json.Marshal(config.RedactValue(e.Path, e.Value))
+				fmt.Fprintf(s.Out, "%s: %s  # %s\n", e.Path, val, origin(e.Origin, res.Version.Minor))
+			}
+		} else {
+			out, err := config.Render(raw, "yaml")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "# effective configuration of kubelet %s\n%s", res.Version.Minor, out)
 		}
-		fmt.Fprintf(s.Out, "# flags without a config field:\n#   %s\n", strings.Join(shown, "\n#   "))
-	}
-	return nil
+		if len(remaining) > 0 {
+			// A comment for people: a megabyte-long flag is shortened (-o json has it whole).
+			shown := make([]string, len(remaining))
+			for i, r := range remaining {
+				shown[i] = warning.Truncate(r, maxErrorLen)
+			}
+			fmt.Fprintf(s.Out, "# flags without a config field:\n#   %s\n", strings.Join(shown, "\n#   "))
+		}
+		return nil
+	})
 }
 
 // refusal prints the kubelet's refusal to start, reason by reason, and
@@ -176,22 +176,4 @@ func origin(o effective.Origin, minor string) string {
 		return "default (" + minor + ")"
 	}
 	return o.String()
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// writeJSON prints a command's -o json result: an object whose first key,
-// "version", names its shape (jsonshape).
-func writeJSON(s streams, v any) error {
-	out, err := jsonshape.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = s.Out.Write(out)
-	return err
 }

@@ -9,11 +9,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/fleet"
-	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 )
 
 type fleetFlags struct {
@@ -24,7 +23,7 @@ type fleetFlags struct {
 	against          string
 	concurrency      int
 	timeout          time.Duration
-	output           string
+	output           *printer.Output
 	kubeletAccess
 }
 
@@ -86,11 +85,6 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
   kubeletcfg fleet --direct --kubelet-ca /etc/kubernetes/pki/kubelet-serving-ca.crt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch f.output {
-			case "text", "json", "yaml":
-			default:
-				return fmt.Errorf("--output %q: must be text, json or yaml", f.output)
-			}
 			if f.againstConfigMap && f.against != "" {
 				return fmt.Errorf("--against-configmap and --against exclude each other")
 			}
@@ -109,19 +103,13 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 			if err != nil {
 				return err
 			}
-			switch f.output {
-			case "json":
-				err = writeJSON(s, rep)
-			case "yaml":
-				var out []byte
-				if out, err = jsonshape.Marshal(rep); err == nil {
-					if out, err = yaml.JSONToYAML(out); err == nil {
-						_, err = s.Out.Write(out)
-					}
+			err = f.output.Print(s.Out, rep, func() error {
+				if f.output.Format() == printer.YAML {
+					return printer.WriteYAML(s.Out, rep)
 				}
-			default:
 				printFleet(s, rep)
-			}
+				return nil
+			})
 			// The report is out: say on stderr why there is nothing to compare.
 			switch {
 			case err != nil:
@@ -146,7 +134,7 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 	fl.StringVar(&f.against, "against", "", "compare with this KubeletConfiguration file")
 	fl.IntVar(&f.concurrency, "concurrency", fleet.DefaultConcurrency, "nodes read at once")
 	fl.DurationVar(&f.timeout, "timeout", fleet.DefaultTimeout, "time for one read of a node's /configz")
-	fl.StringVarP(&f.output, "output", "o", "text", "output format: text, json (everything, per node) or yaml")
+	f.output = printer.Flag(fl, printer.Text, printer.JSON, printer.YAML)
 	f.kubeletAccess.bind(fl)
 	return cmd
 }

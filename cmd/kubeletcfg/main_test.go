@@ -477,3 +477,28 @@ func TestBareDashIsAnEmptyCommandLine(t *testing.T) {
 		t.Errorf("apply with a bare --: exit %d, want 2 (a kubelet without --config):\n%s%s", code, out, errOut)
 	}
 }
+
+// TestUnknownFormat: every command with -o refuses a format it does not
+// offer, before doing anything, with one message naming those it offers.
+func TestUnknownFormat(t *testing.T) {
+	root := newRoot(streams{})
+	n := 0
+	for _, c := range root.Commands() {
+		o := c.Flags().Lookup("output")
+		if o == nil {
+			continue
+		}
+		n++
+		code, out, errOut := runCLI(t, c.Name(), "-o", "xml", "--node", "n", "--dry-run", "-f", "/nonexistent")
+		if c.Name() != "apply" {
+			code, out, errOut = runCLI(t, c.Name(), "-o", "xml")
+		}
+		want := "kubeletcfg: -o: unknown format xml (" + strings.TrimPrefix(o.Usage, "output format: ") + ")\n"
+		if code != 2 || out != "" || errOut != want {
+			t.Errorf("%s -o xml: exit %d, stdout %q, stderr %q, want %q", c.Name(), code, out, errOut, want)
+		}
+	}
+	if n < 10 {
+		t.Errorf("%d commands with -o, want at least 10", n)
+	}
+}

@@ -7,13 +7,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type migrateFlags struct {
 	setupFlags
-	output     string
+	output     *printer.Output
 	configPath string
 	noVerify   bool
 	outputDir  string
@@ -45,9 +46,6 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
   kubeletcfg migrate --kubelet-version 1.31 -- --kubeconfig=/etc/kubernetes/kubelet.conf --max-pods=150 --eviction-hard=memory.available<500Mi
   kubeletcfg migrate --kubelet-version 1.37 -o json -- $(cat /proc/$(pidof kubelet)/cmdline | tr '\0' ' ' | cut -d' ' -f2-)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.output != "yaml" && f.output != "json" {
-				return fmt.Errorf("--output %q: must be yaml or json", f.output)
-			}
 			setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
 			if err != nil {
 				return err
@@ -66,12 +64,7 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 				fmt.Fprintf(s.Out, "wrote %s in %s\n", strings.Join(migrate.Files, ", "), f.outputDir)
 				return nil
 			}
-			if f.output == "json" {
-				err = writeJSON(s, res)
-			} else {
-				err = printMigration(s, res)
-			}
-			if err != nil {
+			if err := f.output.Print(s.Out, res, func() error { return printMigration(s, res) }); err != nil {
 				return err
 			}
 			if r := res.Refused; r != nil {
@@ -81,7 +74,7 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 		},
 	}
 	f.setupFlags.bind(cmd.Flags())
-	cmd.Flags().StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json")
+	f.output = printer.Flag(cmd.Flags(), printer.YAML, printer.JSON)
 	cmd.Flags().StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "where the new config file will live (named by the remaining --config flag)")
 	cmd.Flags().StringVar(&f.outputDir, "output-dir", "", "write config.yaml, kubelet-flags.env (the remaining flags), migration.json and report.txt into this directory (never over existing files)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "skip the check that the new setup gives the old effective configuration")

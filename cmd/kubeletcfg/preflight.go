@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/preflight"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
@@ -12,7 +13,7 @@ import (
 type preflightFlags struct {
 	setupFlags
 	failOn string
-	output string
+	output *printer.Output
 }
 
 func newPreflightCmd(s streams) *cobra.Command {
@@ -37,9 +38,6 @@ I/O error.`,
   kubeletcfg preflight --root /mnt/node-image --kubelet-version 1.35
   kubeletcfg preflight --fail-on warn -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.output != "text" && f.output != "json" {
-				return fmt.Errorf("--output %q: must be text or json", f.output)
-			}
 			if f.failOn != "refusal" && f.failOn != "warn" {
 				return fmt.Errorf("--fail-on %q: must be refusal or warn", f.failOn)
 			}
@@ -47,12 +45,8 @@ I/O error.`,
 			if err != nil {
 				return err
 			}
-			if f.output == "json" {
-				if err := writeJSON(s, res); err != nil {
-					return err
-				}
-			} else {
-				printPreflight(s, res)
+			if err := f.output.Print(s.Out, res, func() error { printPreflight(s, res); return nil }); err != nil {
+				return err
 			}
 			if res.Refused() || (f.failOn == "warn" && res.Warned()) {
 				return errCheckFailed
@@ -62,7 +56,7 @@ I/O error.`,
 	}
 	f.setupFlags.bind(cmd.Flags())
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "refusal", "exit 1 on: refusal, or warn (also when it starts degraded or a condition is left)")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.output = printer.Flag(cmd.Flags(), printer.Text, printer.JSON)
 	return cmd
 }
 

@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
@@ -47,8 +47,8 @@ func run(args []string, s streams) int {
 		return exitRolledBack
 	default:
 		msg := warning.Truncate(err.Error(), maxErrorLen)
-		if o := outputFlag(cmd); o != nil && o.Value.String() == "json" {
-			_ = writeJSON(s, map[string]string{"error": msg})
+		if printer.Of(cmd).JSON() {
+			_ = printer.WriteJSON(s.Out, map[string]string{"error": msg})
 		}
 		fmt.Fprintf(s.ErrOut, "kubeletcfg: %s\n", msg)
 		return exitUsage
@@ -108,6 +108,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
+	root.SetFlagErrorFunc(printer.FlagError)
 	root.AddCommand(
 		newVersionCmd(s),
 		newValidateCmd(s),
@@ -128,11 +129,4 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error
 	)
 	strictCompletion(root)
 	return root
-}
-
-func outputFlag(cmd *cobra.Command) *pflag.Flag {
-	if cmd == nil {
-		return nil
-	}
-	return cmd.Flags().Lookup("output")
 }

@@ -6,12 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubeletcfg/kubeletcfg/filecheck"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type validateFlags struct {
 	versionFlags
-	output             string
+	output             *printer.Output
 	configDir          string
 	allowUnknownFields bool
 }
@@ -32,9 +33,6 @@ Exit codes: 0 valid, 1 invalid, 2 usage or I/O error.`,
   kubeletcfg validate --allow-unknown-fields config.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.output != "text" && f.output != "json" {
-				return fmt.Errorf("--output %q: must be text or json", f.output)
-			}
 			v, err := f.resolve(s)
 			if err != nil {
 				return err
@@ -43,16 +41,16 @@ Exit codes: 0 valid, 1 invalid, 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			if f.output == "json" {
-				if err := writeJSON(s, res); err != nil {
-					return err
-				}
-			} else {
+			err = f.output.Print(s.Out, res, func() error {
 				for _, e := range res.Errors {
 					fmt.Fprintf(s.Out, "error: %s\n", warning.Truncate(fmt.Sprint(e), maxErrorLen))
 				}
 				warning.Print(s.ErrOut, res.Warnings)
 				fmt.Fprintf(s.Out, "%s: %s\n", args[0], res.Summary())
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			if !res.Valid {
 				return errCheckFailed
@@ -61,7 +59,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage or I/O error.`,
 		},
 	}
 	f.bind(cmd.Flags())
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.output = printer.Flag(cmd.Flags(), printer.Text, printer.JSON)
 	cmd.Flags().StringVar(&f.configDir, "config-dir", "", "drop-in directory merged over FILE as the kubelet version merges it, before validation")
 	cmd.Flags().BoolVar(&f.allowUnknownFields, "allow-unknown-fields", false, "report unknown fields as warnings instead of errors")
 	return cmd

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 	"github.com/kubeletcfg/kubeletcfg/why"
 )
@@ -15,7 +16,7 @@ type whyFlags struct {
 	setupFlags
 	unit       string
 	kubeletLog string
-	output     string
+	output     *printer.Output
 	timeout    time.Duration
 }
 
@@ -39,21 +40,14 @@ outside), 1 a refusal or an unknown error explained, 2 usage or I/O error.`,
   kubeletcfg why --root /mnt/node-image
   kubeletcfg why --kubelet-log /var/log/kubelet.log -- --config=/etc/kubelet.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.output != "text" && f.output != "json" {
-				return fmt.Errorf("--output %q: must be text or json", f.output)
-			}
 			src := f.setupSource(s, args, cmd.ArgsLenAtDash() >= 0)
 			src.Notes = nil
 			x, err := why.Explain(cmd.Context(), why.Options{Setup: src, Unit: f.unit, KubeletLog: f.kubeletLog, Timeout: f.timeout})
 			if err != nil {
 				return err
 			}
-			if f.output == "json" {
-				if err := writeJSON(s, x); err != nil {
-					return err
-				}
-			} else {
-				printWhy(s, x)
+			if err := f.output.Print(s.Out, x, func() error { printWhy(s, x); return nil }); err != nil {
+				return err
 			}
 			if x.Kind == "refusal" || x.Kind == "unknown" || x.Kind == "never-healthy" {
 				return errCheckFailed
@@ -64,7 +58,7 @@ outside), 1 a refusal or an unknown error explained, 2 usage or I/O error.`,
 	f.setupFlags.bind(cmd.Flags())
 	cmd.Flags().StringVar(&f.unit, "unit", "kubelet.service", "the kubelet's systemd unit, whose journal is read")
 	cmd.Flags().StringVar(&f.kubeletLog, "kubelet-log", "", "read this log file of a kubelet run without systemd instead of the journal")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.output = printer.Flag(cmd.Flags(), printer.Text, printer.JSON)
 	cmd.Flags().DurationVar(&f.timeout, "timeout", why.DefaultTimeout, "the most time spent reading the journal")
 	cmd.MarkFlagsMutuallyExclusive("unit", "kubelet-log")
 	return cmd
