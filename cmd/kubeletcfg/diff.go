@@ -15,45 +15,18 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/internal/printer"
-	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
-	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
-	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 type diffFlags struct {
 	setupFlags
-	against  string
-	unified  bool
-	output   *printer.Output
-	live     bool
-	liveURL  string
-	liveCert string
-	liveKey  string
-	liveCA   string
-	insecure bool
-	// kubeconfig, kubeContext and node reach /configz through the API
-	// server's node proxy instead of the kubelet's own port.
-	kubeconfig  string
-	kubeContext string
-	node        string
-	// direct reads the kubelet on its own port at the address its Node
-	// reports (with the kubeconfig's credentials); insecureNodes are read
-	// with their serving certificate unverified.
-	direct        bool
-	insecureNodes []string
-	toVersion     string
-	// setup is the node's setup when NEW is not given; cmdline what the
-	// running kubelet's /flagz says against it.
-	setup   *node.Setup
-	cmdline *liveFlags
-	// kubeletArgs is the command line given after -- (dashed: -- was
-	// given, even with nothing after it).
-	kubeletArgs []string
-	dashed      bool
-	// warnings are those of the node's setup, for -o json.
-	warnings []warning.Warning
+	against   string
+	unified   bool
+	output    *printer.Output
+	live      bool
+	liveAt    diff.Live
+	toVersion string
 }
 
 func newDiffCmd(s streams) *cobra.Command {
@@ -96,22 +69,25 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
   kubeletcfg diff --live --direct --node worker-3 --kubelet-ca /etc/kubernetes/pki/ca.crt
   kubeletcfg diff --kubelet-version 1.31 --to-version 1.34 --root /mnt/node-image`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				args, f.kubeletArgs, f.dashed = args[:dash], args[dash:], true
-				if !f.live && len(f.kubeletArgs) > 0 {
+			var kubeletArgs []string
+			dashed := cmd.ArgsLenAtDash() >= 0
+			if dashed {
+				args, kubeletArgs = args[:cmd.ArgsLenAtDash()], args[cmd.ArgsLenAtDash():]
+				if !f.live && len(kubeletArgs) > 0 {
 					return fmt.Errorf("a kubelet command line after -- goes with --live only")
 				}
 			}
 			if len(args) > 1 {
 				return fmt.Errorf("at most one NEW file, got %d", len(args))
 			}
-			if !f.live && (f.kubeconfig != "" || f.kubeContext != "" || f.node != "" || f.direct) {
+			l := &f.liveAt
+			if !f.live && (l.Kubeconfig != "" || l.Context != "" || l.Node != "" || l.Direct) {
 				return fmt.Errorf("--kubeconfig, --context, --node and --direct go with --live")
 			}
-			if len(f.insecureNodes) > 0 && !f.direct {
+			if len(l.InsecureNodes) > 0 && !l.Direct {
 				return fmt.Errorf("--kubelet-insecure-skip-tls-verify goes with --direct (the node's own kubelet at --kubelet-url: --insecure)")
 			}
-			if f.direct && f.insecure {
+			if l.Direct && l.Insecure {
 				return fmt.Errorf("--insecure is for the kubelet at --kubelet-url; with --direct, name the node in --kubelet-insecure-skip-tls-verify")
 			}
 			v, err := f.resolve(s)
@@ -121,160 +97,67 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			if f.toVersion != "" {
 				return f.preflight(s, v)
 			}
-			old, nw, err := f.sides(cmd.Context(), s, v, args)
+			req := diff.Request{Version: v, Against: f.against, Source: f.setupSource(s, kubeletArgs, dashed)}
+			if len(args) == 1 {
+				req.New = args[0]
+			}
+			if f.live {
+				req.Live = l
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			res, err := diff.Run(ctx, req)
 			if err != nil {
 				return refusal(s, err)
 			}
-			c, err := diff.Compare(old, nw, v)
-			if err != nil {
-				return err
-			}
-			doc := map[string]any{"kubeletVersion": v.Minor, "old": old.Name, "new": nw.Name, "changes": c.Changes, "breaks": c.Breaks, "warnings": allWarnings(f.warnings)}
-			if f.cmdline != nil {
-				doc["flags"] = f.cmdline
+			doc := map[string]any{"kubeletVersion": v.Minor, "old": res.Old.Name, "new": res.New.Name, "changes": res.Changes, "breaks": res.Breaks, "warnings": allWarnings(res.Warnings)}
+			if res.Flags != nil {
+				doc["flags"] = res.Flags
 			}
 			err = f.output.Print(s.Out, doc, func() error {
 				if f.unified {
-					if err := printUnified(s, v, old, nw); err != nil {
+					if err := printUnified(s, v, res.Old, res.New); err != nil {
 						return err
 					}
 				} else {
-					printChanges(s, c.Changes)
+					printChanges(s, res.Changes)
 				}
-				printBreaks(s, c.Breaks)
-				f.cmdline.print(s)
+				printBreaks(s, res.Breaks)
+				printLiveFlags(s, res.Flags)
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			if nw.Refused != nil {
-				return refusal(s, nw.Refused)
+			if res.New.Refused != nil {
+				return refusal(s, res.New.Refused)
 			}
-			if len(c.Changes) > 0 || (f.cmdline != nil && len(f.cmdline.Differs) > 0) {
+			if len(res.Changes) > 0 || (res.Flags != nil && len(res.Flags.Differs) > 0) {
 				return errCheckFailed
 			}
 			return nil
 		},
 	}
 	f.setupFlags.bind(cmd.Flags())
-	fl := cmd.Flags()
+	fl, l := cmd.Flags(), &f.liveAt
 	fl.StringVar(&f.against, "against", "", "the configuration to compare with (default: the node's /var/lib/kubelet/config.yaml)")
 	fl.BoolVar(&f.unified, "unified", false, "print a unified diff of the effective configurations")
 	f.output = printer.Flag(fl, printer.Text, printer.JSON)
 	fl.BoolVar(&f.live, "live", false, "compare with what the running kubelet serves on /configz")
-	fl.StringVar(&f.liveURL, "kubelet-url", "https://127.0.0.1:10250/configz", "the running kubelet's /configz, for --live")
-	fl.StringVar(&f.liveCert, "client-cert", "", "client certificate the kubelet accepts, for --live")
-	fl.StringVar(&f.liveKey, "client-key", "", "key of --client-cert")
-	fl.StringVar(&f.liveCA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --live")
-	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the kubelet's serving certificate (a self-signed kubelet), for --live")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "for --live: read /configz through the API server this kubeconfig names (\"\" with --node: $KUBECONFIG or ~/.kube/config)")
-	fl.StringVar(&f.kubeContext, "context", "", "the kubeconfig context to use (default: its current context)")
-	fl.StringVar(&f.node, "node", "", "for --live through the API server or --direct: the node's name (default: this host's name)")
-	fl.BoolVar(&f.direct, "direct", false, "for --live: read the kubelet on its own port at the address its Node reports, with the kubeconfig's credentials (no nodes/proxy; see deploy/rbac.yaml)")
-	fl.StringSliceVar(&f.insecureNodes, "kubelet-insecure-skip-tls-verify", nil, "with --direct: read these nodes' kubelets with their serving certificate unverified (self-signed kubelets)")
+	fl.StringVar(&l.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the running kubelet's /configz, for --live")
+	fl.StringVar(&l.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --live")
+	fl.StringVar(&l.ClientKey, "client-key", "", "key of --client-cert")
+	fl.StringVar(&l.CA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --live")
+	fl.BoolVar(&l.Insecure, "insecure", false, "do not verify the kubelet's serving certificate (a self-signed kubelet), for --live")
+	fl.StringVar(&l.Kubeconfig, "kubeconfig", "", "for --live: read /configz through the API server this kubeconfig names (\"\" with --node: $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&l.Context, "context", "", "the kubeconfig context to use (default: its current context)")
+	fl.StringVar(&l.Node, "node", "", "for --live through the API server or --direct: the node's name (default: this host's name)")
+	fl.BoolVar(&l.Direct, "direct", false, "for --live: read the kubelet on its own port at the address its Node reports, with the kubeconfig's credentials (no nodes/proxy; see deploy/rbac.yaml)")
+	fl.StringSliceVar(&l.InsecureNodes, "kubelet-insecure-skip-tls-verify", nil, "with --direct: read these nodes' kubelets with their serving certificate unverified (self-signed kubelets)")
 	fl.StringVar(&f.toVersion, "to-version", "", "upgrade preflight: read the node's setup with this kubelet version")
 	return cmd
-}
-
-// kubelet says how to read the running kubelet: on its port at
-// --kubelet-url, through the API server's node proxy, or (--direct) on its
-// port at the address its Node reports.
-func (f *diffFlags) kubelet(ctx context.Context, v *schema.Version) (*kubeletapi.Client, kubeletapi.Node, error) {
-	if f.kubeconfig == "" && f.node == "" && f.kubeContext == "" && !f.direct {
-		c, err := kubeletapi.NewLocal(strings.TrimSuffix(f.liveURL, "/configz"), f.liveCert, f.liveKey, f.liveCA, f.insecure)
-		return c, kubeletapi.Node{Version: v}, err
-	}
-	name, err := kubeletapi.NodeName(f.node)
-	if err != nil {
-		return nil, kubeletapi.Node{}, err
-	}
-	cfg, err := node.RESTConfig(f.kubeconfig, f.kubeContext)
-	if err != nil {
-		return nil, kubeletapi.Node{}, err
-	}
-	if !f.direct {
-		c, err := kubeletapi.New(cfg, kubeletapi.Options{Via: kubeletapi.Proxy})
-		return c, kubeletapi.Node{Name: name, Version: v}, err
-	}
-	core, err := kubeletapi.CoreClient(cfg)
-	if err != nil {
-		return nil, kubeletapi.Node{}, err
-	}
-	n, err := kubeletapi.GetNode(ctx, core, name)
-	if err != nil {
-		return nil, n, err
-	}
-	n.Version = v
-	c, err := kubeletapi.New(cfg, kubeletapi.Options{Via: kubeletapi.Direct, KubeletCA: f.liveCA, Insecure: f.insecureNodes})
-	return c, n, err
-}
-
-// sides picks the two configurations to compare.
-func (f *diffFlags) sides(ctx context.Context, s streams, v *schema.Version, args []string) (diff.Side, diff.Side, error) {
-	if f.live {
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		c, n, err := f.kubelet(ctx, v)
-		if err != nil {
-			return diff.Side{}, diff.Side{}, err
-		}
-		raw, from, err := c.Configz(ctx, n)
-		if err != nil {
-			return diff.Side{}, diff.Side{}, err
-		}
-		running, err := diff.LiveSide(raw, from, v)
-		if err != nil {
-			return diff.Side{}, diff.Side{}, err
-		}
-		nw, err := f.newSide(s, v, args)
-		if err != nil {
-			return running, nw, err
-		}
-		f.cmdline, err = readLiveFlags(ctx, c, n, raw, f.setup)
-		return running, nw, err
-	}
-	if len(args) == 0 {
-		return diff.Side{}, diff.Side{}, fmt.Errorf("give NEW, or --live, or --to-version")
-	}
-	against := f.against
-	if against == "" {
-		var err error
-		if against, err = nodefile.HostPath(f.root, "/var/lib/kubelet/config.yaml"); err != nil {
-			return diff.Side{}, diff.Side{}, err
-		}
-	}
-	old, err := diff.FileSide(against, v, false)
-	if err != nil {
-		return diff.Side{}, diff.Side{}, err
-	}
-	old.Refused = nil // only NEW's refusal counts
-	nw, err := diff.FileSide(args[0], v, false)
-	return old, nw, err
-}
-
-// newSide is NEW as the started kubelet would serve it, or the node's setup.
-func (f *diffFlags) newSide(s streams, v *schema.Version, args []string) (diff.Side, error) {
-	if len(args) == 1 {
-		return diff.FileSide(args[0], v, true)
-	}
-	setup, err := f.setupAs(s, v, f.kubeletArgs, f.dashed)
-	if err != nil {
-		return diff.Side{}, err
-	}
-	f.setup = setup
-	return diff.SetupSide(setup)
-}
-
-// setupAs reads the node's setup as kubelet v: args (dashed: after a --),
-// or the node's command line.
-func (f *diffFlags) setupAs(s streams, v *schema.Version, args []string, dashed bool) (*node.Setup, error) {
-	setup, err := node.ReadSetupAs(v, f.setupSource(s, args, dashed))
-	if err == nil {
-		f.warnings = setup.Warnings
-	}
-	return setup, err
 }
 
 // colours says whether to colour output: a terminal, and no NO_COLOR.
@@ -348,7 +231,7 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 	if err != nil {
 		return err
 	}
-	setup, err := f.setupAs(s, v, nil, false) // always the node's
+	setup, err := node.ReadSetupAs(v, f.setupSource(s, nil, false)) // always the node's
 	if err != nil {
 		return err
 	}
@@ -356,7 +239,7 @@ func (f *diffFlags) preflight(s streams, v *schema.Version) error {
 	if err != nil {
 		return err
 	}
-	doc := map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings, "warnings": allWarnings(f.warnings)}
+	doc := map[string]any{"from": v.Minor, "to": to.Minor, "findings": findings, "warnings": allWarnings(setup.Warnings)}
 	err = f.output.Print(s.Out, doc, func() error {
 		for _, fd := range findings {
 			fmt.Fprintf(s.Out, "%-7s %s: %s\n", fd.Severity, fd.Subject, fd.Message)
