@@ -29,7 +29,7 @@ func (restartPhase) Run(ctx context.Context, t *Tx) error {
 	if t.restarter == nil {
 		t.restarter = t.o.Restarter
 		if t.restarter == nil {
-			t.restarter = newRestarter(t.o.Restart, t.o.PIDFile, t.o.KubeletLog, t.o.Unit, t.o.Timeout)
+			t.restarter = t.o.restartSpec().Restarter()
 		}
 	}
 	if c, ok := t.restarter.(*commandRestarter); ok {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"k8s.io/kubelet/config/v1beta1"
@@ -227,14 +226,11 @@ func (o *Options) defaults() error {
 		o.probe = (&healthProbe{api: o.KubeletAPI, progress: o.progress}).probe
 	}
 	if o.StateDir == "" {
-		o.StateDir = filepath.Join(o.Setup.Root, DefaultStateDir)
+		o.StateDir = StateDirOf(o.Setup.Root, "")
 	}
 	if o.Restarter == nil && !o.DryRun {
-		switch {
-		case o.Restart != "" && o.PIDFile == "":
-			return fmt.Errorf("--restart-command needs --pid-file: without the new kubelet's process ID an old kubelet's healthz would confirm the change")
-		case o.Restart == "" && o.Setup.Root != "":
-			return fmt.Errorf("--root names another node's tree: give --restart-command (this host's %s is not restarted for it)", unitOr(o.Unit))
+		if err := o.restartSpec().Check(o.Setup.Root); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -52,11 +52,6 @@ func (p Proc) String() string {
 	return s
 }
 
-// NewRestarter picks the command when one is given, else systemd's unit.
-func NewRestarter(command, pidFile, logFile, unit string, timeout time.Duration) Restarter {
-	return newRestarter(command, pidFile, logFile, unit, timeout)
-}
-
 func newRestarter(command, pidFile, logFile, unit string, timeout time.Duration) Restarter {
 	if command != "" {
 		return &commandRestarter{command: command, pidFile: pidFile, logFile: logFile, timeout: timeout}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
-	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
 
 // exitRolledBack: the change was applied, failed, and the old one is back.
@@ -28,32 +26,20 @@ const exitRolledBack = 3
 
 var errRolledBack = errors.New("rolled back")
 
+// applyFlags bind the options of an apply (opts) and the change it makes
+// (change) straight to their flags.
 type applyFlags struct {
 	setupFlags
-	node    string
-	file    string
-	patch   string
-	dryRun  bool
-	drained bool
-	// allowInsecure lets a change through that breaks a passing CIS check.
-	allowInsecure bool
-	// skipPreflight lets a change through that preflight says the kubelet
-	// refuses on this host.
-	skipPreflight bool
-	restartFlags
-	stateDir      string
-	dropins       []string
-	removeDropins []string
-	fromMigrate   bool
-	configPath    string
-	keep          int
-	verify        bool
-	live          localKubelet
+	opts        apply.Options
+	change      apply.Change
+	fromMigrate bool
+	configPath  string
+	verify      bool
+	live        localKubelet
 	// direct reads the kubelet (with --kubeconfig) on its own port at the
 	// address its Node reports; insecureNodes unverified.
 	direct        bool
 	insecureNodes []string
-	stableFor     time.Duration
 	output        *printer.Output
 	cluster       cluster.Options
 }
@@ -145,69 +131,33 @@ and rolled back.`,
 	}
 	bindApplyFlags(cmd, f)
 	fl := cmd.Flags()
-	fl.StringVarP(&f.file, "filename", "f", "", "the new config file")
-	fl.StringVar(&f.patch, "patch", "", "a JSON merge patch (RFC 7386, YAML or JSON) onto the --config file instead of -f: the fields it names set, null removes one, the rest kept")
+	fl.StringVarP(&f.change.File, "filename", "f", "", "the new config file")
+	fl.StringVar(&f.change.Patch, "patch", "", "a JSON merge patch (RFC 7386, YAML or JSON) onto the --config file instead of -f: the fields it names set, null removes one, the rest kept")
 	return cmd
 }
 
-// startGuard runs this binary's hidden guard command, detached, with the
-// restart flags of this apply (never read back from a file).
-func (f *applyFlags) startGuard(dir, id string) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	args := []string{"__guard", "--state-dir", dir, "--id", id, "--unit", f.unit, "--health-timeout", f.timeout.String()}
-	if f.root != "" {
-		args = append(args, "--root", f.root)
-	}
-	if kc := f.cluster.Access.Kubeconfig; kc != "" {
-		// The guard runs elsewhere (a transient unit): an absolute path.
-		if abs, err := filepath.Abs(kc); err == nil {
-			kc = abs
-		}
-		args = append(args, "--kubeconfig", kc, "--context", f.cluster.Access.Context, "--node", f.node)
-	}
-	if f.restart != "" {
-		args = append(args, "--restart-command", f.restart, "--pid-file", f.pidFile, "--kubelet-log", f.logFile)
-	}
-	if f.root != "" {
-		return apply.StartGuard(self, args, dir)
-	}
-	return apply.StartHostGuard(context.Background(), self, args, dir, id, f.unit)
-}
-
-// restartFlags say how a command that restarts the kubelet does it.
-type restartFlags struct {
-	restart, pidFile, logFile, unit string
-	timeout                         time.Duration
-}
-
-func (r *restartFlags) bind(fl *pflag.FlagSet) {
-	fl.StringVar(&r.restart, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
-	fl.StringVar(&r.unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID, InvocationID, NRestarts) when there is no --restart-command")
-	fl.StringVar(&r.pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID (required with --restart-command): the new process is pinned, and one that exits is seen at once")
-	fl.StringVar(&r.logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
-}
-
-func (r *restartFlags) restarter() apply.Restarter {
-	return apply.NewRestarter(r.restart, r.pidFile, r.logFile, r.unit, r.timeout)
+// bindRestart binds the flags that say how the kubelet is restarted.
+func bindRestart(fl *pflag.FlagSet, command, pidFile, logFile, unit *string) {
+	fl.StringVar(command, "restart-command", "", "shell command that restarts the kubelet (default: restart --unit through systemd's D-Bus)")
+	fl.StringVar(unit, "unit", "kubelet.service", "the kubelet's systemd unit, restarted over D-Bus and watched (state, main PID, InvocationID, NRestarts) when there is no --restart-command")
+	fl.StringVar(pidFile, "pid-file", "", "file where the restart command leaves the kubelet's process ID (required with --restart-command): the new process is pinned, and one that exits is seen at once")
+	fl.StringVar(logFile, "kubelet-log", "", "the kubelet's log file, read for the cause of a failure (with --restart-command; under systemd the unit's journal is read)")
 }
 
 // newGuardCmd is the process apply leaves behind: it waits for the apply to
 // end and undoes a change the apply did not confirm.
 func newGuardCmd() *cobra.Command {
 	var o apply.GuardOptions
-	var r restartFlags
+	var r apply.RestartSpec
 	var access node.ViaAPIServer
 	cmd := &cobra.Command{
-		Use:    "__guard --state-dir DIR --id ID",
+		Use:    apply.GuardCommand + " --state-dir DIR --id ID",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Restarter, o.Progress = r.restarter(), os.Stderr
+			o.Restarter, o.Progress = r.Restarter(), os.Stderr
 			if access.Kubeconfig != "" {
-				lift, err := cluster.Lifter(access, r.timeout, os.Stderr)
+				lift, err := cluster.Lifter(access, r.Timeout, os.Stderr)
 				if err != nil {
 					return err
 				}
@@ -222,8 +172,8 @@ func newGuardCmd() *cobra.Command {
 	cmd.Flags().StringVar(&o.StateDir, "state-dir", apply.DefaultStateDir, "kubeletcfg's state directory")
 	cmd.Flags().StringVar(&o.ID, "id", "", "the apply to guard")
 	cmd.Flags().StringVar(&o.Root, "root", "", "the node's tree the apply changes (its journal must be of that tree)")
-	r.bind(cmd.Flags())
-	cmd.Flags().DurationVar(&r.timeout, "health-timeout", 30*time.Second, "how long a restart may take")
+	bindRestart(cmd.Flags(), &r.Command, &r.PIDFile, &r.Log, &r.Unit)
+	cmd.Flags().DurationVar(&r.Timeout, "health-timeout", 30*time.Second, "how long a restart may take")
 	return cmd
 }
 
@@ -240,63 +190,35 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if f.fromMigrate {
 		return runApplyMigration(cmd, s, f, args)
 	}
-	var dropinName string
-	var more []apply.FileWrite
-	for i, spec := range f.dropins {
-		name, file, ok := strings.Cut(spec, "=")
-		if !ok || (f.file != "" && i == 0) {
-			return fmt.Errorf("give either -f NEW.yaml or --dropin NAME=FILE ...")
-		}
-		if i == 0 {
-			dropinName, f.file = name, file
-			continue
-		}
-		content, err := nodefile.ReadFile(file, nodefile.Config)
-		if err != nil {
-			return err
-		}
-		more = append(more, apply.FileWrite{Path: name, Content: content})
-	}
-	if f.patch != "" && (f.file != "" || len(f.removeDropins) > 0) {
-		return fmt.Errorf("--patch sets fields of the --config file: not with -f, --dropin or --remove-dropin")
-	}
-	if f.node == "" || (f.file == "" && f.patch == "" && len(f.removeDropins) == 0) {
-		return fmt.Errorf("--node and -f (or --patch, --dropin, --remove-dropin) are required")
-	}
-	setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
-	if err != nil {
+	if err := f.change.Check(f.opts.Node); err != nil {
 		return err
 	}
-	var content, patch []byte
-	if f.file != "" {
-		if content, err = nodefile.ReadFile(f.file, nodefile.Config); err != nil {
-			return err
-		}
+	o := f.opts
+	var err error
+	if o.Setup, err = f.setup(s, args, cmd.ArgsLenAtDash() >= 0); err != nil {
+		return err
 	}
-	if f.patch != "" {
-		if patch, err = nodefile.ReadFile(f.patch, nodefile.Config); err != nil {
-			return err
-		}
+	if err := f.change.Into(&o); err != nil {
+		return err
 	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup, NewFile: content, NewFileName: f.file,
-		Patch: patch, PatchName: f.patch, Dropin: dropinName, MoreDropins: more, RemoveDropins: f.removeDropins}, apply.Run)
+	return applyWith(cmd, s, f, o, apply.Run)
 }
 
 func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	f.setupFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
-	fl.StringVar(&f.node, "node", "", "the node to change: must be this node")
-	fl.BoolVar(&f.dryRun, "dry-run", false, "plan only: validate and show the changes")
+	fl.StringVar(&f.opts.Node, "node", "", "the node to change: must be this node")
+	fl.BoolVar(&f.opts.DryRun, "dry-run", false, "plan only: validate and show the changes")
 	fl.BoolVar(&f.fromMigrate, "from-migrate", false, "migrate the node's legacy flags: write the config file and rewrite the environment files the flags live in, in one transaction")
 	fl.StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "with --from-migrate, the config file to create when the kubelet has no --config")
-	fl.StringArrayVar(&f.removeDropins, "remove-dropin", nil, "NAME: remove the drop-in NAME from the kubelet's --config-dir (alone, or with --dropin); one that is not there is no change; repeatable")
-	fl.StringArrayVar(&f.dropins, "dropin", nil, "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f; repeatable")
-	fl.BoolVar(&f.drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
-	fl.BoolVar(&f.allowInsecure, "allow-insecure", false, "apply a change that makes a CIS kubelet check fail that passes now (kubeletcfg audit); refused without it")
-	fl.BoolVar(&f.skipPreflight, "skip-preflight", false, "apply a change kubeletcfg preflight says the kubelet refuses on this host (the watch and the rollback still guard it); refused without it")
-	f.restartFlags.bind(fl)
-	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory: lock, journal, backups (default "+apply.DefaultStateDir+", inside --root when given)")
-	fl.IntVar(&f.keep, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
+	fl.StringArrayVar(&f.change.RemoveDropins, "remove-dropin", nil, "NAME: remove the drop-in NAME from the kubelet's --config-dir (alone, or with --dropin); one that is not there is no change; repeatable")
+	fl.StringArrayVar(&f.change.Dropins, "dropin", nil, "NAME=FILE: create or replace the drop-in NAME (a .conf file name) in the kubelet's --config-dir with FILE, instead of -f; repeatable")
+	fl.BoolVar(&f.opts.Drained, "drained", false, "the node is drained (changes of CPU/memory/topology manager policy need it)")
+	fl.BoolVar(&f.opts.AllowInsecure, "allow-insecure", false, "apply a change that makes a CIS kubelet check fail that passes now (kubeletcfg audit); refused without it")
+	fl.BoolVar(&f.opts.SkipPreflight, "skip-preflight", false, "apply a change kubeletcfg preflight says the kubelet refuses on this host (the watch and the rollback still guard it); refused without it")
+	bindRestart(fl, &f.opts.Restart, &f.opts.PIDFile, &f.opts.KubeletLog, &f.opts.Unit)
+	fl.StringVar(&f.opts.StateDir, "state-dir", "", "kubeletcfg's own directory: lock, journal, backups (default "+apply.DefaultStateDir+", inside --root when given)")
+	fl.IntVar(&f.opts.KeepBackups, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
 	fl.BoolVar(&f.verify, "verify-configz", false, "once stable, the kubelet's /configz must serve the intended configuration (else roll back)")
 	fl.StringVar(&f.live.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz (and its /statusz beside it)")
 	fl.StringVar(&f.live.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --verify-configz and the health watch")
@@ -305,8 +227,8 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.BoolVar(&f.live.Insecure, "insecure", false, "do not verify the kubelet's serving certificate at --kubelet-url, for --verify-configz")
 	fl.BoolVar(&f.direct, "direct", false, "with --kubeconfig: read /configz and /statusz on the kubelet's own port at the address its Node reports (no nodes/proxy; see deploy/rbac.yaml)")
 	fl.StringSliceVar(&f.insecureNodes, "kubelet-insecure-skip-tls-verify", nil, "with --direct: read this node's kubelet with its serving certificate unverified (a self-signed kubelet), by name")
-	fl.DurationVar(&f.timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
-	fl.DurationVar(&f.stableFor, "stable-for", apply.DefaultStableFor, "how long it must then stay healthy, the same process, counted after --health-timeout's budget (see above for the default)")
+	fl.DurationVar(&f.opts.Timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
+	fl.DurationVar(&f.opts.StableFor, "stable-for", apply.DefaultStableFor, "how long it must then stay healthy, the same process, counted after --health-timeout's budget (see above for the default)")
 	f.output = printer.Flag(fl, printer.Text, printer.JSON)
 	c := &f.cluster
 	fl.StringVar(&c.Access.Kubeconfig, "kubeconfig", "", "with the API server: the restarted kubelet must also report to it (Node Ready with a heartbeat, Lease renewed after the restart); --drain and --verify-configz go through it")
@@ -349,7 +271,7 @@ func (f *applyFlags) kubelet(ctx context.Context, o *apply.Options) error {
 		if err != nil {
 			return err
 		}
-		n = kubeletapi.Node{Name: f.node, Version: o.Setup.Version}
+		n = kubeletapi.Node{Name: o.Node, Version: o.Setup.Version}
 		via := kubeletapi.Proxy
 		if f.direct {
 			via = kubeletapi.Direct
@@ -357,7 +279,7 @@ func (f *applyFlags) kubelet(ctx context.Context, o *apply.Options) error {
 			if err != nil {
 				return err
 			}
-			if n, err = kubeletapi.GetNode(ctx, core, f.node); err != nil {
+			if n, err = kubeletapi.GetNode(ctx, core, o.Node); err != nil {
 				return err
 			}
 			n.Version = o.Setup.Version
@@ -399,7 +321,7 @@ func (f *applyFlags) directCA() string {
 // runApplyMigration applies kubeletcfg migrate's result to the node: the
 // config file, and the environment files rewritten to the remaining flags.
 func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
-	if f.file != "" || f.patch != "" || len(f.dropins) > 0 || len(args) > 0 {
+	if f.change.File != "" || f.change.Patch != "" || len(f.change.Dropins) > 0 || len(args) > 0 {
 		return fmt.Errorf("--from-migrate takes the flags from the node's unit and env files (or --from): no -f, --patch, --dropin or command line")
 	}
 	setup, err := f.setup(s, nil, false)
@@ -409,27 +331,27 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	migration := func(ctx context.Context, o apply.Options) (*apply.Outcome, error) {
 		return apply.RunMigration(ctx, setup, f.configPath, o)
 	}
-	return applyWith(cmd, s, f, apply.Options{Node: f.node, Setup: setup}, migration)
+	o := f.opts
+	o.Setup = setup
+	return applyWith(cmd, s, f, o, migration)
 }
 
-// applyWith runs an apply (run: apply.Run or apply.RunMigration) with the
-// flags every apply takes, and prints it.
+// applyWith runs an apply (run: apply.Run or apply.RunMigration) of o
+// with the cluster and the kubelet's API the flags name, and prints it.
 func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, run func(context.Context, apply.Options) (*apply.Outcome, error)) error {
-	o.DryRun, o.Drained, o.Restart, o.Unit, o.PIDFile = f.dryRun, f.drained, f.restart, f.unit, f.pidFile
-	o.AllowInsecure, o.SkipPreflight = f.allowInsecure, f.skipPreflight
-	o.KubeletLog, o.KeepBackups, o.StartGuard, o.StateDir = f.logFile, f.keep, f.startGuard, f.stateDir
-	o.Timeout, o.StableFor, o.Progress = f.timeout, f.stableFor, s.ErrOut
+	o.Progress = s.ErrOut
+	o.StartGuard = apply.GuardStarter(&o, f.cluster.Access.Kubeconfig, f.cluster.Access.Context)
 
 	if f.cluster.Drain && f.cluster.Access.Kubeconfig == "" {
 		return fmt.Errorf("--drain needs --kubeconfig")
 	}
-	if f.cluster.Access.Kubeconfig != "" && !f.dryRun {
-		f.cluster.Access.Node, f.cluster.Progress = f.node, s.ErrOut
+	if f.cluster.Access.Kubeconfig != "" && !o.DryRun {
+		f.cluster.Access.Node, f.cluster.Progress = o.Node, s.ErrOut
 		if err := cluster.Attach(&o, f.cluster); err != nil {
 			return err
 		}
 	}
-	if !f.dryRun {
+	if !o.DryRun {
 		if err := f.kubelet(cmd.Context(), &o); err != nil {
 			return err
 		}
@@ -440,10 +362,10 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 	if out != nil {
 		werr := f.output.Print(s.Out, out, func() error {
 			printChanges(s, out.Changes)
-			if len(out.Writes) > 0 && f.dryRun {
+			if len(out.Writes) > 0 && o.DryRun {
 				fmt.Fprintf(s.Out, "would write: %s\n", strings.Join(out.Writes, ", "))
 			}
-			if len(out.Removes) > 0 && f.dryRun {
+			if len(out.Removes) > 0 && o.DryRun {
 				fmt.Fprintf(s.Out, "would remove: %s\n", strings.Join(out.Removes, ", "))
 			}
 			printBreaks(s, out.Breaks)
@@ -479,7 +401,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 		return errRolledBack
 	case err != nil:
 		return err
-	case f.dryRun && (len(out.Changes) > 0 || len(out.Writes) > 0 || len(out.Removes) > 0):
+	case o.DryRun && (len(out.Changes) > 0 || len(out.Writes) > 0 || len(out.Removes) > 0):
 		return errCheckFailed
 	}
 	return nil
@@ -518,12 +440,12 @@ func interruptible(parent context.Context, s streams) (context.Context, func()) 
 // checkNonNegative refuses negative durations and counts.
 func (f *applyFlags) checkNonNegative() error {
 	switch {
-	case f.timeout < 0:
-		return fmt.Errorf("--health-timeout %v: must not be negative", f.timeout)
-	case f.stableFor < 0:
-		return fmt.Errorf("--stable-for %v: must not be negative", f.stableFor)
-	case f.keep < 0:
-		return fmt.Errorf("--keep-backups %d: must not be negative (0 keeps all)", f.keep)
+	case f.opts.Timeout < 0:
+		return fmt.Errorf("--health-timeout %v: must not be negative", f.opts.Timeout)
+	case f.opts.StableFor < 0:
+		return fmt.Errorf("--stable-for %v: must not be negative", f.opts.StableFor)
+	case f.opts.KeepBackups < 0:
+		return fmt.Errorf("--keep-backups %d: must not be negative (0 keeps all)", f.opts.KeepBackups)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -10,14 +9,6 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/apply"
 )
-
-// stateDirOf is --state-dir, or kubeletcfg's directory in the node's tree.
-func stateDirOf(root, dir string) string {
-	if dir != "" {
-		return dir
-	}
-	return filepath.Join(root, apply.DefaultStateDir)
-}
 
 func newBackupsCmd(s streams) *cobra.Command {
 	var root, stateDir string
@@ -32,7 +23,7 @@ these records and their dated copies only, never a copy made by hand.`,
 		Example: "  kubeletcfg backups\n  kubeletcfg backups --root /mnt/node-image",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir := stateDirOf(root, stateDir)
+			dir := apply.StateDirOf(root, stateDir)
 			list, err := apply.Records(dir)
 			if err != nil {
 				return err
@@ -84,21 +75,22 @@ kubelet's again.`,
 			n, err := strconv.Atoi(to)
 			if err != nil && to != "" {
 				// A file: applied as apply -f applies it.
-				f.file = to
+				f.change.File = to
 				return runApply(cmd, s, f, args)
 			}
 			if err := f.checkNonNegative(); err != nil {
 				return err
 			}
-			if f.node == "" {
+			if f.opts.Node == "" {
 				return fmt.Errorf("--node is required")
 			}
 			setup, err := f.setup(s, args, cmd.ArgsLenAtDash() >= 0)
 			if err != nil {
 				return err
 			}
-			o := apply.Options{Node: f.node, Setup: setup}
-			rec, err := apply.RestoreRecord(stateDirOf(f.root, f.stateDir), n, &o)
+			o := f.opts
+			o.Setup = setup
+			rec, err := apply.RestoreRecord(apply.StateDirOf(f.root, o.StateDir), n, &o)
 			if err != nil {
 				return err
 			}

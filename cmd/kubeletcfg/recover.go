@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +12,7 @@ import (
 )
 
 type recoverFlags struct {
-	restartFlags
+	restart        apply.RestartSpec
 	root, stateDir string
 	boot           bool
 	access         node.ViaAPIServer
@@ -49,21 +48,15 @@ Exit codes: 0 recovered or nothing to recover, 2 refused or failed.`,
 		Example: "  kubeletcfg recover\n  kubeletcfg recover --restart-command 'systemctl restart kubelet' --pid-file /run/kubelet.pid",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			o := apply.RecoverOptions{StateDir: f.stateDir, Root: f.root, Progress: s.ErrOut, Boot: f.boot}
-			if o.StateDir == "" {
-				o.StateDir = filepath.Join(f.root, apply.DefaultStateDir)
-			}
-			switch {
-			case f.boot:
-			case f.root != "" && f.restart == "":
-				return fmt.Errorf("--root names another node's tree: give --restart-command, or --boot to restore without a restart")
-			case f.restart != "" && f.pidFile == "":
-				return fmt.Errorf("--restart-command needs --pid-file")
-			default:
-				o.Restarter = f.restarter()
+			o := apply.RecoverOptions{StateDir: apply.StateDirOf(f.root, f.stateDir), Root: f.root, Progress: s.ErrOut, Boot: f.boot}
+			if !f.boot {
+				if err := f.restart.Check(f.root); err != nil {
+					return fmt.Errorf("%w, or --boot to restore without a restart", err)
+				}
+				o.Restarter = f.restart.Restarter()
 			}
 			if f.access.Kubeconfig != "" {
-				if o.Uncordon, err = cluster.Lifter(f.access, f.timeout, s.ErrOut); err != nil {
+				if o.Uncordon, err = cluster.Lifter(f.access, f.restart.Timeout, s.ErrOut); err != nil {
 					return err
 				}
 			}
@@ -80,8 +73,8 @@ Exit codes: 0 recovered or nothing to recover, 2 refused or failed.`,
 		},
 	}
 	fl := cmd.Flags()
-	f.restartFlags.bind(fl)
-	fl.DurationVar(&f.timeout, "restart-timeout", 2*time.Minute, "how long the restart may take")
+	bindRestart(fl, &f.restart.Command, &f.restart.PIDFile, &f.restart.Log, &f.restart.Unit)
+	fl.DurationVar(&f.restart.Timeout, "restart-timeout", 2*time.Minute, "how long the restart may take")
 	fl.StringVar(&f.root, "root", "", "the node's tree (an image), when not this host")
 	fl.StringVar(&f.stateDir, "state-dir", "", "kubeletcfg's own directory (default "+apply.DefaultStateDir+", inside --root when given)")
 	fl.BoolVar(&f.boot, "boot", false, "at boot, before the kubelet starts: put the files back, restart nothing")
