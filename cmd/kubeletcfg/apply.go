@@ -17,7 +17,6 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/cluster"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/internal/printer"
-	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
@@ -34,14 +33,11 @@ type applyFlags struct {
 	change      apply.Change
 	fromMigrate bool
 	configPath  string
-	verify      bool
-	live        localKubelet
-	// direct reads the kubelet (with --kubeconfig) on its own port at the
-	// address its Node reports; insecureNodes unverified.
-	direct        bool
-	insecureNodes []string
-	output        *printer.Output
-	cluster       cluster.Options
+	// kubelet is the way to the kubelet's API; its kubeconfig is the
+	// cluster's.
+	kubelet apply.KubeletAccess
+	output  *printer.Output
+	cluster cluster.Options
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -181,10 +177,10 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if err := f.checkNonNegative(); err != nil {
 		return err
 	}
-	if len(f.insecureNodes) > 0 && !f.direct {
+	if len(f.kubelet.InsecureNodes) > 0 && !f.kubelet.Direct {
 		return fmt.Errorf("--kubelet-insecure-skip-tls-verify goes with --direct (the kubelet at --kubelet-url: --insecure)")
 	}
-	if f.direct && f.cluster.Access.Kubeconfig == "" {
+	if f.kubelet.Direct && f.cluster.Access.Kubeconfig == "" {
 		return fmt.Errorf("--direct needs --kubeconfig: the Node says where its kubelet listens")
 	}
 	if f.fromMigrate {
@@ -219,14 +215,14 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	bindRestart(fl, &f.opts.Restart, &f.opts.PIDFile, &f.opts.KubeletLog, &f.opts.Unit)
 	fl.StringVar(&f.opts.StateDir, "state-dir", "", "kubeletcfg's own directory: lock, journal, backups (default "+apply.DefaultStateDir+", inside --root when given)")
 	fl.IntVar(&f.opts.KeepBackups, "keep-backups", 10, "how many backups of the config file to keep (0: all)")
-	fl.BoolVar(&f.verify, "verify-configz", false, "once stable, the kubelet's /configz must serve the intended configuration (else roll back)")
-	fl.StringVar(&f.live.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz (and its /statusz beside it)")
-	fl.StringVar(&f.live.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --verify-configz and the health watch")
-	fl.StringVar(&f.live.ClientKey, "client-key", "", "key of --client-cert")
-	fl.StringVar(&f.live.CA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --verify-configz")
-	fl.BoolVar(&f.live.Insecure, "insecure", false, "do not verify the kubelet's serving certificate at --kubelet-url, for --verify-configz")
-	fl.BoolVar(&f.direct, "direct", false, "with --kubeconfig: read /configz and /statusz on the kubelet's own port at the address its Node reports (no nodes/proxy; see deploy/rbac.yaml)")
-	fl.StringSliceVar(&f.insecureNodes, "kubelet-insecure-skip-tls-verify", nil, "with --direct: read this node's kubelet with its serving certificate unverified (a self-signed kubelet), by name")
+	fl.BoolVar(&f.kubelet.Verify, "verify-configz", false, "once stable, the kubelet's /configz must serve the intended configuration (else roll back)")
+	fl.StringVar(&f.kubelet.URL, "kubelet-url", "https://127.0.0.1:10250/configz", "the kubelet's /configz, for --verify-configz (and its /statusz beside it)")
+	fl.StringVar(&f.kubelet.ClientCert, "client-cert", "", "client certificate the kubelet accepts, for --verify-configz and the health watch")
+	fl.StringVar(&f.kubelet.ClientKey, "client-key", "", "key of --client-cert")
+	fl.StringVar(&f.kubelet.CA, "kubelet-ca", "", "CA of the kubelet's serving certificate, for --verify-configz")
+	fl.BoolVar(&f.kubelet.Insecure, "insecure", false, "do not verify the kubelet's serving certificate at --kubelet-url, for --verify-configz")
+	fl.BoolVar(&f.kubelet.Direct, "direct", false, "with --kubeconfig: read /configz and /statusz on the kubelet's own port at the address its Node reports (no nodes/proxy; see deploy/rbac.yaml)")
+	fl.StringSliceVar(&f.kubelet.InsecureNodes, "kubelet-insecure-skip-tls-verify", nil, "with --direct: read this node's kubelet with its serving certificate unverified (a self-signed kubelet), by name")
 	fl.DurationVar(&f.opts.Timeout, "health-timeout", 30*time.Second, "how long the restarted kubelet has to become healthy")
 	fl.DurationVar(&f.opts.StableFor, "stable-for", apply.DefaultStableFor, "how long it must then stay healthy, the same process, counted after --health-timeout's budget (see above for the default)")
 	f.output = printer.Flag(fl, printer.Text, printer.JSON)
@@ -238,84 +234,6 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.BoolVar(&c.DeleteEmptyDirData, "delete-emptydir-data", false, "with --drain: evict pods with emptyDir volumes too (their data is lost)")
 	fl.BoolVar(&c.Force, "force", false, "with --drain: evict pods no controller recreates too")
 	fl.Int64Var(&c.GracePeriodSeconds, "grace-period", -1, "with --drain: seconds each evicted pod has to stop (-1: the pod's own terminationGracePeriodSeconds)")
-}
-
-// localKubelet says how to reach the node's kubelet on its own port.
-type localKubelet struct {
-	URL, ClientCert, ClientKey, CA string
-	Insecure                       bool
-}
-
-// given says the operator gave a way in.
-func (l localKubelet) given() bool { return l.ClientCert != "" || l.CA != "" || l.Insecure }
-
-// kubelet wires the kubelet's API into o: /configz for --verify-configz,
-// /statusz for the restart's proof, the authenticated /healthz for the
-// watch. With --kubeconfig the kubelet is read through the API server's
-// node proxy, or with --direct on its port at its Node's address; without,
-// at --kubelet-url with the credentials given.
-func (f *applyFlags) kubelet(ctx context.Context, o *apply.Options) error {
-	var c *kubeletapi.Client
-	var n kubeletapi.Node
-	var err error
-	if f.live.given() {
-		local, err := kubeletapi.NewLocal(strings.TrimSuffix(f.live.URL, "/configz"), f.live.ClientCert, f.live.ClientKey, f.live.CA, f.live.Insecure)
-		if err != nil {
-			return err
-		}
-		o.KubeletAPI = local.HTTP("")
-		c, n = local, kubeletapi.Node{Version: o.Setup.Version}
-	}
-	if f.cluster.Access.Kubeconfig != "" {
-		cfg, err := node.RESTConfig(f.cluster.Access.Kubeconfig, f.cluster.Access.Context)
-		if err != nil {
-			return err
-		}
-		n = kubeletapi.Node{Name: o.Node, Version: o.Setup.Version}
-		via := kubeletapi.Proxy
-		if f.direct {
-			via = kubeletapi.Direct
-			core, err := kubeletapi.CoreClient(cfg)
-			if err != nil {
-				return err
-			}
-			if n, err = kubeletapi.GetNode(ctx, core, o.Node); err != nil {
-				return err
-			}
-			n.Version = o.Setup.Version
-		}
-		if c, err = kubeletapi.New(cfg, kubeletapi.Options{Via: via, KubeletCA: f.directCA(), Insecure: f.insecureNodes}); err != nil {
-			return err
-		}
-	}
-	if c == nil {
-		if f.verify {
-			// No credentials: the kubelet's port as any HTTPS client.
-			if c, err = kubeletapi.NewLocal(strings.TrimSuffix(f.live.URL, "/configz"), "", "", "", false); err != nil {
-				return err
-			}
-			n = kubeletapi.Node{Version: o.Setup.Version}
-		} else {
-			return nil
-		}
-	}
-	if f.verify {
-		o.Configz = func(ctx context.Context) ([]byte, error) {
-			raw, _, err := c.Configz(ctx, n)
-			return raw, err
-		}
-	}
-	o.Statusz = func(ctx context.Context) (*kubeletapi.Status, error) { return c.Statusz(ctx, n) }
-	return nil
-}
-
-// directCA is the CA that verifies the kubelet on --direct: --kubelet-ca
-// (else the kubeconfig's cluster CA).
-func (f *applyFlags) directCA() string {
-	if f.direct {
-		return f.live.CA
-	}
-	return ""
 }
 
 // runApplyMigration applies kubeletcfg migrate's result to the node: the
@@ -352,7 +270,9 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 		}
 	}
 	if !o.DryRun {
-		if err := f.kubelet(cmd.Context(), &o); err != nil {
+		k := f.kubelet
+		k.Kubeconfig, k.Context = f.cluster.Access.Kubeconfig, f.cluster.Access.Context
+		if err := k.Wire(cmd.Context(), &o); err != nil {
 			return err
 		}
 	}
