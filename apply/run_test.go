@@ -47,6 +47,9 @@ func newNode(t *testing.T, behave map[string]life) *node {
 			"--config="+n.config, "--hostname-override=n1", "--root-dir="+filepath.Join(dir, "root")),
 		Timeout: 30 * time.Second, StableFor: DefaultStableFor,
 		StateDir: n.state, Restarter: n.kubelet, Clock: n.clock, probe: n.kubelet.probe,
+		// preflight asks this made-up host, never the machine the test runs
+		// on (whose ports a kubelet of another test may hold).
+		preflightHost: host{},
 	}
 	return n
 }
