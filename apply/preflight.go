@@ -27,7 +27,8 @@ func (preflightPhase) Run(ctx context.Context, t *Tx) error {
 		return nil
 	}
 	removed := append(append([]string(nil), t.plan.StateFiles...), t.plan.Removes...)
-	next, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.next), t.o.preflightHost, nil, removed)
+	host := t.preflightHost(ctx)
+	next, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.next), host, nil, removed)
 	if err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func (preflightPhase) Run(ctx context.Context, t *Tx) error {
 	if next.Starts {
 		return nil
 	}
-	old, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.old), t.o.preflightHost, nil, nil)
+	old, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.old), host, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -57,6 +58,19 @@ func (preflightPhase) Run(ctx context.Context, t *Tx) error {
 		return nil
 	}
 	return fmt.Errorf("%w (kubelet %s): %s (or --skip-preflight)", ErrPreflight, next.KubeletVersion, strings.Join(refused, "; "))
+}
+
+// preflightHost is the host preflight asks: on the machine itself, the
+// ports of the kubelet this apply restarts are that kubelet's (found by its
+// PID, as the watch finds it), not another program's.
+func (t *Tx) preflightHost(ctx context.Context) preflight.Host {
+	if t.o.preflightHost != nil || t.o.Setup.Root != "" || t.o.Restarter == nil {
+		return t.o.preflightHost
+	}
+	if p, err := t.o.Restarter.State(ctx); err == nil && p.Running && p.PID > 0 {
+		return preflight.KubeletHost(p.PID)
+	}
+	return nil
 }
 
 func findingKey(f preflight.Finding) string { return f.Class + "\x00" + f.Field + "\x00" + f.Flag }

@@ -54,7 +54,14 @@ func NewHost(root string) Host {
 	return imageHost{root: root}
 }
 
-type liveHost struct{}
+// KubeletHost is the machine itself where the kubelet a change restarts
+// runs as pid: the ports that process holds are its own, which its restart
+// frees, whatever its binary is called.
+func KubeletHost(pid int) Host { return liveHost{kubelet: pid} }
+
+// liveHost is the machine itself; kubelet is the running kubelet's PID
+// when known (else a process named kubelet is taken for it).
+type liveHost struct{ kubelet int }
 
 func (liveHost) Live() bool { return true }
 
@@ -143,7 +150,7 @@ func (liveHost) Glob(dir, pattern string) []string {
 // Listener reads /proc/net/tcp and tcp6 for a listening socket on the port
 // and finds its process by the socket's inode (bounded: at most
 // maxProcs processes are looked at).
-func (liveHost) Listener(port int) (string, bool, bool) {
+func (h liveHost) Listener(port int) (string, bool, bool) {
 	inodes := map[string]bool{}
 	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		data, err := nodefile.ReadFile(f, nodefile.Kind{What: "socket table", Limit: 64 << 20})
@@ -161,7 +168,7 @@ func (liveHost) Listener(port int) (string, bool, bool) {
 	if pid == 0 {
 		return "a process kubeletcfg cannot see", false, true
 	}
-	return fmt.Sprintf("%s (pid %d)", comm, pid), comm == "kubelet", true
+	return fmt.Sprintf("%s (pid %d)", comm, pid), comm == "kubelet" || (h.kubelet > 0 && pid == h.kubelet), true
 }
 
 const maxProcs = 100000

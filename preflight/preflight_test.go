@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -279,5 +280,26 @@ func TestPreflightRefusedOnAnyHost(t *testing.T) {
 		if f == nil || f.Status != Refused || res.Starts {
 			t.Errorf("%v: %+v", tc.args, res.Findings)
 		}
+	}
+}
+
+// A port this test process listens on is another program's on the live
+// host, and the running kubelet's own when the host is told its PID.
+func TestLiveHostKnowsTheKubeletByPID(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	who, self, ok := NewHost("").Listener(port)
+	if !ok || self || !strings.Contains(who, fmt.Sprintf("(pid %d)", os.Getpid())) {
+		t.Errorf("live host: %q self=%v ok=%v, want this process, not the kubelet", who, self, ok)
+	}
+	if _, self, ok := KubeletHost(os.Getpid()).Listener(port); !ok || !self {
+		t.Errorf("told the kubelet's PID: self=%v ok=%v, want the kubelet's own port", self, ok)
+	}
+	if _, self, _ := KubeletHost(os.Getpid() + 1).Listener(port); self {
+		t.Error("another PID's port taken for the kubelet's")
 	}
 }
