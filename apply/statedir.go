@@ -138,26 +138,12 @@ func readOwned(path string, limit int64) ([]byte, error) {
 
 // writeOwned replaces a state file atomically (0600).
 func writeOwned(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, "."+name+".kubeletcfg-*")
+	d, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	defer d.Close()
+	return writeOwnedIn(d, name, data)
 }
 
 // openState opens the state directory dir (checked by stateDir) as a root:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/flags"
 )
 
 // check is one row of the audit.
@@ -299,8 +301,14 @@ func (s *state) flag(name string) (flagOcc, bool) {
 	if s.eff == nil {
 		return flagOcc{}, false
 	}
-	for i := len(s.eff.Flags) - 1; i >= 0; i-- {
-		o := s.eff.Flags[i]
+	return s.lastFlag(s.eff.Flags, name)
+}
+
+// lastFlag is the last occurrence of the flag among occs, with the line of
+// the node's setup it was written on.
+func (s *state) lastFlag(occs []flags.Occurrence, name string) (flagOcc, bool) {
+	for i := len(occs) - 1; i >= 0; i-- {
+		o := occs[i]
 		if o.Flag.Name != name {
 			continue
 		}

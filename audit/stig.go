@@ -349,19 +349,7 @@ func nonEmpty(st setting, val string) (bool, string) {
 // anyFlag finds the last occurrence of a flag on the command line, config
 // field or not, with where it was written.
 func (s *state) anyFlag(name string) (flagOcc, bool) {
-	for i := len(s.cl.Occurrences) - 1; i >= 0; i-- {
-		o := s.cl.Occurrences[i]
-		if o.Flag.Name != name {
-			continue
-		}
-		occ := flagOcc{value: o.Value, origin: "flag --" + name}
-		if src := s.opts.Setup.Sources; o.Index >= 0 && o.Index < len(src) && src[o.Index] != "" {
-			occ.from = src[o.Index]
-			occ.origin += " (from " + occ.from + ")"
-		}
-		return occ, true
-	}
-	return flagOcc{}, false
+	return s.lastFlag(s.cl.Occurrences, name)
 }
 
 // stigAuthorizationFlag is V-242392, which, unlike the STIG's other kubelet
