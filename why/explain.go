@@ -61,12 +61,10 @@ func ExplainLines(l *Layers, lines []string, end Ending) *Explanation {
 	if end.Fatal != nil {
 		end.Running = false
 	}
-	x := &explainer{v: l.Version, l: l, unit: end.Unit, values: map[string]string{"version": l.Version.Minor},
-		e: &Explanation{Version: ShapeVersion, KubeletVersion: l.Version.Minor}}
-	x.explain(end)
-	x.e.Process = &Process{PID: r.pid, Lines: r.lines, PanicLines: r.panicLines, Exit: end.Exit}
-	confirm(x.e, r.effective)
-	return x.e
+	e := explainOn(l, end)
+	e.Process = &Process{PID: r.pid, Lines: r.lines, PanicLines: r.panicLines, Exit: end.Exit}
+	confirm(e, r.effective)
+	return e
 }
 
 // ExplainWords explains an error in the kubelet's words (a refusal
