@@ -183,22 +183,6 @@ func TestLockHeldByAnotherProcessNamesItAndDiesWithIt(t *testing.T) {
 	l.Release()
 }
 
-func TestLastFailure(t *testing.T) {
-	log := `I1129 18:00:00.1 server.go:1] "Starting"
-E1129 18:00:00.2 server.go:2] "Something recoverable"
-E1129 18:00:00.3 run.go:72] "command failed" err="failed to run Kubelet: misconfiguration: kubelet cgroup driver: \"systemd\" is different from docker cgroup driver"
-I1129 18:00:00.4 other.go:1] "Shutting down"`
-	if got := lastFailure(log); !strings.Contains(got, "command failed") || !strings.Contains(got, "cgroup driver") {
-		t.Errorf("lastFailure = %q", got)
-	}
-	if got := lastFailure("I1129 fine\nE1129 12:00 x.go:1] \"last error\"\n"); !strings.Contains(got, "last error") {
-		t.Errorf("without a command-failed line: %q", got)
-	}
-	if got := lastFailure("panic: unrecognized feature gate\n\ngoroutine 1"); got != "panic: unrecognized feature gate" {
-		t.Errorf("panic: %q", got)
-	}
-}
-
 // Extended attributes (the SELinux label among them) stay on a replaced
 // file and on its backup.
 func TestWriteFileKeepsXattrs(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/effective"
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/why"
 )
 
 // restartPhase restarts the kubelet on the new files. A restart command's
@@ -119,9 +121,44 @@ const rollbackStableFor = 2 * time.Second
 type watch struct {
 	Options
 	r Restarter
+	// layers are the layers the kubelet is restarted on, for the cause of
+	// its failure.
+	layers func() *why.Layers
 }
 
-func (t *Tx) watcher() watch { return watch{Options: t.o, r: t.restarter} }
+func (t *Tx) watcher() watch { return watch{Options: t.o, r: t.restarter, layers: t.nextLayers} }
+
+// nextLayers are the layers the kubelet was restarted on: the node's files
+// as the apply wrote them, read again (their origins name the node's files
+// and lines, not the file the change was given as), else as planned.
+func (t *Tx) nextLayers() *why.Layers {
+	setup := t.o.Setup
+	if t.o.NewArgs != nil {
+		// A migration's command line: where each flag was written is
+		// not the old command line's place.
+		s := *setup
+		s.Args, s.Origins = t.o.NewArgs, nil
+		setup = &s
+	}
+	res, err := effective.Compute(effective.Input{Setup: setup, ReadAs: t.o.ReadAs})
+	if err != nil {
+		return why.LayersOf(t.o.Setup, t.plan.next)
+	}
+	return why.LayersOf(setup, res)
+}
+
+// explain explains the failure of the kubelet restarted (why.Cause): the
+// words of its own process since the restart, on the layers it runs.
+func (w watch) explain(ctx context.Context) *why.Explanation {
+	var l *why.Layers
+	if w.layers != nil {
+		l = w.layers()
+	}
+	src := hostnode.Source{Root: w.Setup.Root}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	return why.Cause(ctx, l, src, w.r.Restarted())
+}
 
 // restartState is the kubelet before a restart, and when it was asked.
 type restartState struct {
@@ -198,8 +235,9 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 				why = fmt.Sprintf("restarted (%s, was %s)", st, pinned)
 			}
 			msg := fmt.Sprintf("the kubelet %s %.2fs after the restart", why, elapsed())
-			if cause := w.r.Cause(start.Add(-time.Second)); cause != "" {
-				msg += ": " + cause
+			out.Explanation = w.explain(ctx)
+			if out.Explanation.Failed() {
+				msg += ": " + out.Explanation.Summary()
 			}
 			return false, msg
 		}
@@ -216,7 +254,14 @@ func (w watch) watch(ctx context.Context, rs restartState, cfg *v1beta1.KubeletC
 			}
 		case !ok && healthySince.IsZero():
 			if now.Sub(start) > w.Timeout {
-				return false, fmt.Sprintf("not healthy within %s (%s)", w.Timeout, where)
+				msg := fmt.Sprintf("not healthy within %s (%s)", w.Timeout, where)
+				// A kubelet that runs, never healthy, may say why (its
+				// healthz port taken).
+				if x := w.explain(ctx); x.Failed() {
+					out.Explanation = x
+					msg += ": " + x.Summary()
+				}
+				return false, msg
 			}
 			continue
 		case !ok && failingSince.IsZero():

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/kubelet/config/v1beta1"
+
+	"github.com/kubeletcfg/kubeletcfg/why"
 )
 
 // fakeClock advances only when slept on.
@@ -39,6 +41,8 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 // never; healthyAfter < 0: never healthy).
 type life struct {
 	healthyAfter, diesAfter time.Duration
+	// words are what it logs (its log file's lines).
+	words []string
 }
 
 // fakeKubelet is a kubelet that reads its config file at each restart and
@@ -87,7 +91,9 @@ func (k *fakeKubelet) State(context.Context) (Proc, error) {
 	return p, nil
 }
 
-func (k *fakeKubelet) Cause(time.Time) string { return "" }
+func (k *fakeKubelet) Restarted() why.Restarted {
+	return why.Restarted{PID: 1000 + k.pid, Lines: k.cur.words}
+}
 
 func (k *fakeKubelet) probe(_ context.Context, cfg *v1beta1.KubeletConfiguration) (bool, string) {
 	if cfg.HealthzPort != nil && *cfg.HealthzPort == 0 {

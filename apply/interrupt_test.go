@@ -14,6 +14,7 @@ import (
 
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/why"
 )
 
 // drainHook is a drain that blocks until its context ends (a
@@ -157,7 +158,7 @@ func (k *realKubelet) Restart(context.Context) error { k.pid++; return nil }
 func (k *realKubelet) State(context.Context) (Proc, error) {
 	return Proc{PID: 2000 + k.pid, Running: true}, nil
 }
-func (k *realKubelet) Cause(time.Time) string { return "" }
+func (k *realKubelet) Restarted() why.Restarted { return why.Restarted{PID: 2000 + k.pid} }
 func (k *realKubelet) probe(context.Context, *v1beta1.KubeletConfiguration) (bool, string) {
 	return true, "healthz"
 }

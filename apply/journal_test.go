@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 )
 
 // recover --root acts only on a journal of that root: one written with no
@@ -119,4 +121,30 @@ func TestRecoverSaysNoKubeletRunning(t *testing.T) {
 		t.Errorf("recover leaving no kubelet: %v", err)
 	}
 	n.configIs(t, "maxPods: 100\n")
+}
+
+// A recovery whose kubelet does not run on the old files says why, in
+// apply's explanation: here the old file reserves more memory than the
+// machine has, and the kubelet (kubelet 1.37's words) refuses it.
+func TestRecoverExplainsTheKubeletsRefusal(t *testing.T) {
+	n := newNode(t, map[string]life{"kubeReserved": {healthyAfter: -1, diesAfter: time.Nanosecond,
+		words: []string{strings.ReplaceAll(reservedWords, "PID", "1002")}}})
+	old := baseConfig + "maxPods: 100\nkubeReserved:\n  memory: 100Ti\n"
+	if err := os.WriteFile(n.config, []byte(old), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	n.interrupted(t, "maxPods: 392\n")
+	setup := hostnode.Source{Args: n.opts.Setup.Args, Dashed: true, KubeletVersion: "1.37", VersionSet: true}
+	_, err := Recover(context.Background(), RecoverOptions{StateDir: n.state, Restarter: n.kubelet, Clock: n.clock, Setup: setup})
+	var failed *KubeletFailed
+	if !errors.As(err, &failed) || failed.Explanation == nil {
+		t.Fatalf("recover leaving no kubelet: %v; want a KubeletFailed with its explanation", err)
+	}
+	x := failed.Explanation
+	if x.Class != "reserved-beyond-capacity" || x.Field != "kubeReserved.memory" || x.Origin == nil || x.Origin.Text != n.config+":6" {
+		t.Errorf("explanation: class %s, field %s, origin %+v", x.Class, x.Field, x.Origin)
+	}
+	if !strings.Contains(err.Error(), "NO KUBELET RUNNING") || !strings.Contains(err.Error(), "kubeReserved.memory=100Ti from "+n.config+":6") {
+		t.Errorf("the error does not say why: %v", err)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/preflight"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/why"
 )
 
 // Options describe one change of a node's kubelet setup: the --config file
@@ -148,7 +149,14 @@ type Outcome struct {
 	// the command that lifts the cordon once it is right to; "" when the
 	// apply left the node schedulable (or never cordoned it).
 	LeftCordoned string `json:"leftCordoned,omitempty"`
-	Cause        string `json:"cause,omitempty"`
+	// Cause says why the change was rolled back, in one line: what the
+	// watch saw and, when the kubelet said why, the explanation's summary
+	// (the class, the field or flag with its value and origin, the fix).
+	Cause string `json:"cause,omitempty"`
+	// Explanation is why the restarted kubelet failed, in the shape of
+	// kubeletcfg why -o json (why.Cause: class, field or flag, value,
+	// origin, fix, the kubelet's words), when it was read.
+	Explanation *why.Explanation `json:"explanation,omitempty"`
 	// HealthyAfter is the time from the restart to the healthy answer
 	// (stability window excluded).
 	HealthyAfter time.Duration `json:"healthyAfterNs,omitempty"`

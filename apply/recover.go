@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	hostnode "github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/why"
 )
 
 // RecoverOptions say how to finish an interrupted apply.
@@ -28,6 +31,10 @@ type RecoverOptions struct {
 	// Boot: run at boot, before the kubelet starts; only an apply of an
 	// earlier boot is undone, and nothing is restarted.
 	Boot bool
+	// Setup is how the node's kubelet is started (its version, its
+	// command line), for the explanation of a kubelet that does not run
+	// on the old files (zero: the node's own kubelet.service, under Root).
+	Setup hostnode.Source
 	// Uncordon, when set, lifts a cordon kubeletcfg left on the node once
 	// the kubelet is healthy: restartedAt is when the recovery restarted
 	// it (zero: nothing restarted). Recover runs it after a recovery, and
@@ -68,7 +75,11 @@ func Recover(ctx context.Context, o RecoverOptions) (*Journal, error) {
 // kubeletcfg left lifted once the kubelet reports (Uncordon).
 func (o RecoverOptions) after(ctx context.Context, restartedAt time.Time) error {
 	if !restartedAt.IsZero() && o.Restarter != nil {
-		if err := noKubelet(ctx, o.Clock, o.Restarter, o.Progress); err != nil {
+		src := o.Setup
+		if src.Root == "" {
+			src.Root = o.Root
+		}
+		if err := noKubelet(ctx, o.Clock, o.Restarter, src, o.Progress); err != nil {
 			return err
 		}
 	}
@@ -142,7 +153,7 @@ func recoverLocked(ctx context.Context, dir string, o RecoverOptions) (j *Journa
 // noKubelet watches the kubelet a recovery restarted for a moment: one that
 // is not running (or cannot be told) is said loudly, for the node has
 // none.
-func noKubelet(ctx context.Context, clock Clock, r Restarter, w io.Writer) error {
+func noKubelet(ctx context.Context, clock Clock, r Restarter, src hostnode.Source, w io.Writer) error {
 	for end := clock.Now().Add(2 * time.Second); ; {
 		st, err := r.State(ctx)
 		if err != nil || !st.Running {
@@ -151,11 +162,12 @@ func noKubelet(ctx context.Context, clock Clock, r Restarter, w io.Writer) error
 				why = err.Error()
 			}
 			msg := "NO KUBELET RUNNING: the old files are back, but the kubelet restarted on them is not running (" + why + ")"
-			if cause := r.Cause(time.Time{}); cause != "" {
-				msg += ": " + cause
+			x := explainRestarted(ctx, src, r)
+			if x.Failed() {
+				msg += ": " + x.Summary()
 			}
 			progress(w, "%s", msg)
-			return errors.New(msg)
+			return &KubeletFailed{Message: msg, Explanation: x}
 		}
 		if clock.Now().After(end) {
 			return nil
@@ -164,6 +176,24 @@ func noKubelet(ctx context.Context, clock Clock, r Restarter, w io.Writer) error
 			return err
 		}
 	}
+}
+
+// KubeletFailed is a kubelet that does not run after recover (or the
+// guard) restarted it on the old files: Explanation says why (why.Cause,
+// the shape of apply's explanation).
+type KubeletFailed struct {
+	Message     string
+	Explanation *why.Explanation
+}
+
+func (e *KubeletFailed) Error() string { return e.Message }
+
+// explainRestarted explains a kubelet a recovery restarted, on the node's
+// setup as it is now (the old files back).
+func explainRestarted(ctx context.Context, src hostnode.Source, r Restarter) *why.Explanation {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	return why.Cause(ctx, nil, src, r.Restarted())
 }
 
 func progress(w io.Writer, format string, args ...any) {

@@ -1,11 +1,9 @@
 package apply
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	sddbus "github.com/coreos/go-systemd/v22/dbus"
+
+	"github.com/kubeletcfg/kubeletcfg/why"
 )
 
 // Restarter restarts the kubelet and tells which process runs it.
@@ -23,8 +23,10 @@ type Restarter interface {
 	// State reports the kubelet's process. An error means it could not be
 	// told (the watch never reads that as alive).
 	State(ctx context.Context) (Proc, error)
-	// Cause is the kubelet's own last words since the restart, if found.
-	Cause(since time.Time) string
+	// Restarted names the kubelet's process since the last restart and
+	// where its words are (only its own: the PID in --pid-file, the
+	// unit's main process): why.Cause explains a failure from them.
+	Restarted() why.Restarted
 }
 
 // Proc is the kubelet's process as a restarter sees it.
@@ -84,10 +86,14 @@ type commandRestarter struct {
 // output goes to.
 const restartLog = "restart-command.log"
 
-// Cause is the cause of a failure in what the kubelet that runs now (the
-// PID in --pid-file) logged since the restart, when a log file was named.
-func (c *commandRestarter) Cause(time.Time) string {
-	return lastFailure(c.logged())
+// Restarted is the kubelet in --pid-file and what it logged since the
+// restart, when a log file was named.
+func (c *commandRestarter) Restarted() why.Restarted {
+	r := why.Restarted{PID: c.pid()}
+	if c.logFile != "" {
+		r.Lines = strings.Split(strings.TrimRight(c.logged(), "\n"), "\n")
+	}
+	return r
 }
 
 // logged is what the kubelet named in --pid-file logged since the restart
@@ -321,6 +327,10 @@ type systemdRestarter struct {
 	// exited): the cause is what that process logged.
 	restartedAt time.Time
 	mainPID     uint32
+	// invocation is the unit's invocation of that process, code and
+	// status how it ended (ExecMainCode, ExecMainStatus).
+	invocation   string
+	code, status string
 }
 
 func (s *systemdRestarter) connect(ctx context.Context) (*sddbus.Conn, error) {
@@ -342,7 +352,7 @@ func (s *systemdRestarter) Restart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.restartedAt, s.mainPID = time.Now(), 0
+	s.restartedAt, s.mainPID, s.invocation, s.code, s.status = time.Now(), 0, "", "", ""
 	done := make(chan string, 1)
 	// systemd runs one job at a time on a unit: an earlier restart still
 	// running is replaced, never run beside this one.
@@ -375,12 +385,17 @@ func (s *systemdRestarter) State(ctx context.Context) (Proc, error) {
 		return Proc{}, fmt.Errorf("%s: %w", s.unit, err)
 	}
 	pid, _ := props["MainPID"].(uint32)
-	if exec, _ := props["ExecMainPID"].(uint32); exec != 0 && !s.restartedAt.IsZero() {
-		s.mainPID = exec
-	}
 	restarts, _ := props["NRestarts"].(uint32)
 	status, _ := props["ExecMainStatus"].(int32)
 	inv, _ := unitProps["InvocationID"].([]byte)
+	if exec, _ := props["ExecMainPID"].(uint32); exec != 0 && !s.restartedAt.IsZero() {
+		s.mainPID, s.invocation = exec, fmt.Sprintf("%x", inv)
+		s.code, s.status = "", ""
+		if exited, _ := props["ExecMainExitTimestampMonotonic"].(uint64); exited != 0 {
+			code, _ := props["ExecMainCode"].(int32)
+			s.code, s.status = exitCode(code), strconv.Itoa(int(status))
+		}
+	}
 	state, _ := unitProps["ActiveState"].(string)
 	sub, _ := unitProps["SubState"].(string)
 	p := Proc{PID: int(pid), InvocationID: fmt.Sprintf("%x", inv), Restarts: restarts, Running: true}
@@ -393,48 +408,24 @@ func (s *systemdRestarter) State(ctx context.Context) (Proc, error) {
 	return p, nil
 }
 
-// Cause is the cause of a failure in what the unit's main process since
-// the restart logged to the journal.
-func (s *systemdRestarter) Cause(since time.Time) string {
-	return lastFailure(s.logged(since))
+// Restarted is the unit's main process since the restart (its journal
+// records: journald's own fields select them) and how it ended, when it
+// has.
+func (s *systemdRestarter) Restarted() why.Restarted {
+	return why.Restarted{Unit: s.unit, PID: int(s.mainPID), Invocation: s.invocation, Code: s.code, Status: s.status}
 }
 
-// logged is what the unit's main process since the restart logged (its
-// last 200 lines).
-func (s *systemdRestarter) logged(since time.Time) string {
-	if s.restartedAt.After(since) {
-		since = s.restartedAt
+// exitCode is systemd's ExecMainCode (a CLD_* code of waitid) in words.
+func exitCode(code int32) string {
+	switch code {
+	case 1:
+		return "exited"
+	case 2:
+		return "killed"
+	case 3:
+		return "dumped"
 	}
-	args := []string{"_SYSTEMD_UNIT=" + s.unit, "--since", since.Format("2006-01-02 15:04:05.000000"), "-o", "cat", "--no-pager", "-n", "200"}
-	if s.mainPID != 0 {
-		args = append([]string{"_PID=" + strconv.Itoa(int(s.mainPID))}, args...)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "journalctl", args...)
-	var out bytes.Buffer
-	cmd.Stdout = &limitedWriter{w: &out, n: 1 << 20}
-	if err := cmd.Run(); err != nil {
-		return ""
-	}
-	return out.String()
-}
-
-// limitedWriter keeps the first n bytes and drops the rest.
-type limitedWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		l.n -= k
-		if _, err := l.w.Write(p[:k]); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
+	return ""
 }
 
 // fileSize is the size of path (0 when it cannot be told).
@@ -501,32 +492,4 @@ func klogPID(l string) (int, bool) {
 	}
 	pid, err := strconv.Atoi(f[2])
 	return pid, err == nil
-}
-
-// lastFailure is the cause of a kubelet's failure in what that kubelet
-// logged (only the new process's lines: commandRestarter.logged,
-// systemdRestarter.logged): the fatal line, "command failed" (the error
-// it exits with), else the last error line or panic. It is the one place
-// a cause is drawn from a log.
-func lastFailure(log string) string {
-	lines := strings.Split(strings.TrimSpace(log), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], "command failed") || strings.HasPrefix(lines[i], "panic:") {
-			return trimLine(lines[i])
-		}
-	}
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.HasPrefix(lines[i], "E") && len(lines[i]) > 1 && lines[i][1] >= '0' && lines[i][1] <= '9' {
-			return trimLine(lines[i])
-		}
-	}
-	return ""
-}
-
-func trimLine(l string) string {
-	l = strings.TrimSpace(l)
-	if len(l) > 400 {
-		l = l[:400] + "…"
-	}
-	return l
 }

@@ -106,24 +106,26 @@ func TestRestartWaitsForANewPID(t *testing.T) {
 
 // The cause of a failure is only what the new kubelet logged since the
 // restart, never an earlier kubelet's last error.
-func TestCauseIsOnlyTheNewKubeletsLog(t *testing.T) {
+func TestWordsAreOnlyTheNewKubeletsLog(t *testing.T) {
 	dir := t.TempDir()
 	pidFile, log := filepath.Join(dir, "kubelet.pid"), filepath.Join(dir, "kubelet.log")
 	os.WriteFile(log, []byte(`E1201 09:00:00.000000    4242 run.go:72] "command failed" err="an earlier kubelet's error"`+"\n"), 0o600)
 	cmd := `sh -c 'exit 1' </dev/null >/dev/null 2>&1 & echo $! > ` + pidFile
 	c := &commandRestarter{command: cmd, pidFile: pidFile, logFile: log, timeout: 5 * time.Second}
-	start := time.Now()
 	if err := c.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if cause := c.Cause(start.Add(-time.Second)); strings.Contains(cause, "earlier") {
-		t.Errorf("the cause of the new kubelet's exit is an earlier kubelet's line: %q", cause)
+	if words := strings.Join(c.Restarted().Lines, "\n"); strings.Contains(words, "earlier") {
+		t.Errorf("the words of the new kubelet are an earlier kubelet's line: %q", words)
 	}
+	pid := pidIn(t, pidFile)
 	f, _ := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`E1201 09:00:01.000000    ` + strconv.Itoa(pidIn(t, pidFile)) + ` run.go:72] "command failed" err="its own error"` + "\n")
+	f.WriteString(`E1201 09:00:01.000000    ` + strconv.Itoa(pid) + ` run.go:72] "command failed" err="its own error"` + "\n")
+	f.WriteString(`E1201 09:00:02.000000    ` + strconv.Itoa(pid+1) + ` run.go:72] "command failed" err="another process's"` + "\n")
 	f.Close()
-	if cause := c.Cause(start.Add(-time.Second)); !strings.Contains(cause, "its own error") {
-		t.Errorf("the new kubelet's own error is not the cause: %q", cause)
+	r := c.Restarted()
+	if words := strings.Join(r.Lines, "\n"); !strings.Contains(words, "its own error") || strings.Contains(words, "another process") || r.PID != pid {
+		t.Errorf("the new kubelet's words (pid %d): %q", r.PID, words)
 	}
 }
 

@@ -839,3 +839,49 @@ func TestOneGuardAtATime(t *testing.T) {
 		t.Fatal("the second guard did not run once the first ended")
 	}
 }
+
+// A change the kubelet refuses at start (kubelet 1.37's words for
+// kubeReserved memory beyond the machine) is rolled back, and the outcome
+// explains it in why's shape: the class, the field, its value and the file
+// and line of the node that set it (not the file the change was given
+// as), the fix and the kubelet's words; cause says the same in one line.
+func TestRollbackExplainsTheKubeletsRefusal(t *testing.T) {
+	n := newNode(t, map[string]life{"kubeReserved": {healthyAfter: -1, diesAfter: time.Nanosecond,
+		words: []string{strings.ReplaceAll(reservedWords, "PID", "1002")}}})
+	o := n.opts
+	o.NewFile = []byte(baseConfig + "maxPods: 120\nkubeReserved:\n  memory: 100Ti\n")
+	o.NewFileName = filepath.Join(t.TempDir(), "given.yaml")
+	o.SkipPreflight = true
+	out, err := Run(context.Background(), o)
+	if !errors.Is(err, ErrRolledBack) || out == nil || !out.RolledBack {
+		t.Fatalf("want a rollback: %v", err)
+	}
+	x := out.Explanation
+	if x == nil {
+		t.Fatalf("no explanation; cause %q", out.Cause)
+	}
+	if x.Class != "reserved-beyond-capacity" || x.Field != "kubeReserved.memory" || x.Value != "100Ti" || x.Origin == nil || x.Origin.Text != n.config+":6" ||
+		!strings.Contains(x.Fix, "lower the reservation of memory") || !strings.Contains(x.Words, "invalid Node Allocatable configuration") {
+		t.Errorf("explanation: class %s, field %s=%s, origin %+v, fix %q, words %q", x.Class, x.Field, x.Value, x.Origin, x.Fix, x.Words)
+	}
+	if !strings.Contains(out.Cause, "exited") || !strings.Contains(out.Cause, "kubeReserved.memory=100Ti from "+n.config+":6; fix: ") {
+		t.Errorf("cause %q", out.Cause)
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shape struct {
+		Cause       string         `json:"cause"`
+		Explanation map[string]any `json:"explanation"`
+	}
+	if err := json.Unmarshal(raw, &shape); err != nil {
+		t.Fatal(err)
+	}
+	origin, _ := shape.Explanation["origin"].(map[string]any)
+	if shape.Cause != out.Cause || shape.Explanation["class"] != "reserved-beyond-capacity" || shape.Explanation["field"] != "kubeReserved.memory" ||
+		origin["file"] != n.config || origin["line"] != float64(6) {
+		t.Errorf("-o json: %s", raw)
+	}
+	n.configIs(t, "maxPods: 100\n")
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/apply"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/why"
 )
 
 // procKubelet is a kubelet that is a new process at each restart and
@@ -21,7 +22,7 @@ func (k *procKubelet) Restart(context.Context) error { k.pid++; return nil }
 func (k *procKubelet) State(context.Context) (apply.Proc, error) {
 	return apply.Proc{PID: 3000 + k.pid, Running: true}, nil
 }
-func (k *procKubelet) Cause(time.Time) string { return "" }
+func (k *procKubelet) Restarted() why.Restarted { return why.Restarted{PID: 3000 + k.pid} }
 
 // A node the apply leaves cordoned is in its outcome (-o json), not only
 // in a progress line: here its kubelet never reports to the API server,

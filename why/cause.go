@@ -60,12 +60,15 @@ func Cause(ctx context.Context, l *Layers, src node.Source, p Restarted) *Explan
 		}
 		in = Input{Kind: "journal", Unit: p.Unit, Trusted: true, Bytes: j.read, Skipped: j.skipped, Truncated: j.truncated}
 		notes = append(notes, j.notes...)
-	} else {
+	} else if p.Lines != nil {
 		for _, line := range p.Lines {
 			r.line(line)
 		}
 		r.end()
 		notes = append(notes, "read from the kubelet's log file: unlike the journal, it cannot tell the kubelet's lines from lines another process wrote into it")
+	} else {
+		in.Kind = "none"
+		notes = append(notes, "no log of the kubelet to read (with a restart command, give --kubelet-log)")
 	}
 	end := endingOf(r, sys)
 	if end.Exit == "" && p.Code != "" {

@@ -88,7 +88,7 @@ type Process struct {
 
 // Input is what the explanation was read from.
 type Input struct {
-	// Kind: "journal" or "log".
+	// Kind: "journal" or "log" ("none": no log was named).
 	Kind string `json:"kind"`
 	Unit string `json:"unit,omitempty"`
 	File string `json:"file,omitempty"`
