@@ -548,6 +548,11 @@ func TestEdges(t *testing.T) {
 		if e.Result["rolled_back"] != true || e.Result["rc"] != 2.0 {
 			t.Errorf("want rolled_back and rc 2 (RETURN: rc):\n%s", e)
 		}
+		// Words the start-up table does not know: shown verbatim, said
+		// to be unknown, never guessed.
+		if x, _ := e.Result["explanation"].(map[string]any); x["class"] != "unknown" || !strings.Contains(e.Msg(), "the stand-in is broken") {
+			t.Errorf("want the kubelet's unknown words verbatim (RETURN: explanation):\n%s", e)
+		}
 		if _, ok := e.Result["restart_to_healthy_s"]; ok {
 			t.Errorf("restart_to_healthy_s on a rollback (RETURN: only when the kubelet stayed healthy):\n%s", e)
 		}

@@ -4,6 +4,7 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,9 +316,19 @@ func TestFleet(t *testing.T) {
 		if _, ok := ev.Result["restart_to_healthy_s"]; ok || ev.Result["rc"] != 3.0 {
 			t.Errorf("the canary: want rc 3 and no restart_to_healthy_s after a rollback (RETURN):\n%s", ev)
 		}
+		// The message explains the kubelet's error: the field, its value
+		// and the node's file and line that set it, the fix; the result
+		// has the explanation in kubeletcfg why's shape.
 		if ev.Status != "failed" || ev.Result["rolled_back"] != true || !ev.Changed() ||
-			!strings.Contains(ev.Msg(), "rolled back to ") || !strings.Contains(ev.Msg(), "cgroups manager") {
-			t.Errorf("the canary: want failed, rolled back, with the kubelet's error:\n%s", ev)
+			!strings.Contains(ev.Msg(), "rolled back to ") || !strings.Contains(ev.Msg(), "cgroupDriver=systemd from /var/lib/kubelet/config.yaml:") ||
+			!strings.Contains(ev.Msg(), "fix: ") || !strings.Contains(fmt.Sprint(ev.Result["cause"]), "cgroupDriver=systemd from ") {
+			t.Errorf("the canary: want failed, rolled back, with the kubelet's error explained:\n%s", ev)
+		}
+		x, _ := ev.Result["explanation"].(map[string]any)
+		origin, _ := x["origin"].(map[string]any)
+		if x["class"] != "cgroup-driver-systemd" || x["field"] != "cgroupDriver" || x["value"] != "systemd" ||
+			origin["file"] != "/var/lib/kubelet/config.yaml" || origin["line"] == nil || !strings.Contains(fmt.Sprint(x["words"]), "systemd not running on this host") {
+			t.Errorf("the canary's explanation (RETURN: explanation):\n%s", ev)
 		}
 		for _, n := range names[1:] {
 			if evs := r.Of(n, ""); len(evs) != 0 {

@@ -62,6 +62,7 @@ APPLY_FLAGS = {
     "config_path": ("--config-path", _opt),
     "drained": ("--drained", _bool),
     "allow_insecure": ("--allow-insecure", _bool),
+    "skip_preflight": ("--skip-preflight", _bool),
     "restart_command": ("--restart-command", _opt),
     "unit": ("--unit", _opt),
     "pid_file": ("--pid-file", _opt),

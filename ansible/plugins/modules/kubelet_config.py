@@ -132,6 +132,14 @@ options:
         is refused before anything is written. The checks it breaks are returned in I(breaks) either way.
     type: bool
     default: false
+  skip_preflight:
+    description:
+      - Apply a change kubeletcfg's preflight says the kubelet will refuse to start with on this host (C(kubeletcfg
+        preflight)); without it such a change is refused before anything is written, with the refusal's field and
+        origin. The watch and the rollback still guard the node, and a rollback's failure explains the kubelet's own
+        error (RV(cause)).
+    type: bool
+    default: false
   drained:
     description: The node is drained (changes classified C(drain), such as the CPU manager policy, need it).
     type: bool
@@ -328,6 +336,37 @@ masked:
       file: 120
       runs: 150
       from: flag --max-pods (from /etc/default/kubelet:1 ($KUBELET_EXTRA_ARGS))
+cause:
+  description:
+    - Why the change was rolled back, in one line, in kubeletcfg's words (C(apply -o json)'s C(cause)) - what the
+      watch saw and, when the kubelet said why, the explanation's summary - the class of the refusal, the field or
+      flag with its value and origin (the node's file and line, or the flag and the unit line it came from), and
+      the fix. The same words as C(kubeletcfg why).
+  returned: when the change was rolled back
+  type: str
+  sample: "the kubelet (pid 4242) exited 0.52s after the restart: reserved resources beyond the node's capacity:
+    kubeReserved.memory=100Ti from /var/lib/kubelet/config.yaml:7; fix: lower the reservation of memory ..."
+explanation:
+  description:
+    - Why the restarted kubelet failed, as C(kubeletcfg why -o json) says it, read from the kubelet's own process
+      only (its journal records, or its log file's lines) since the restart.
+    - C(class) is the start-up refusal (or C(unknown), shown verbatim, never guessed; C(killed-signal),
+      C(killed-oom), C(stopped) - not the configuration), C(field) or C(flag) what it is about, C(value) its
+      effective value, C(origin) where it was set (C(kind), C(file), C(line), C(flag), C(variable), C(text)),
+      C(fix) what to change where, C(words) the kubelet's own.
+  returned: when the change was rolled back and kubeletcfg read the kubelet's words or its end
+  type: dict
+  sample:
+    version: 1
+    kubeletVersion: "1.37"
+    class: reserved-beyond-capacity
+    kind: refusal
+    title: reserved resources beyond the node's capacity
+    field: kubeReserved.memory
+    value: 100Ti
+    origin: {kind: file, file: /var/lib/kubelet/config.yaml, line: 7, text: "/var/lib/kubelet/config.yaml:7"}
+    fix: "lower the reservation of memory (kubeReserved + systemReserved + evictionHard) below the node's capacity ..."
+    words: "Failed to start ContainerManager: invalid Node Allocatable configuration. ..."
 kubelet_version:
   description: The kubelet minor the change was judged for.
   returned: when kubeletcfg planned the change
@@ -343,10 +382,13 @@ msg:
     - What happened; on failure kubeletcfg's error or the kubelet's own, in the module's words (options, not
       kubeletcfg's flags; the operator's input, not the module's temporary files).
     - After a rollback, whether the kubelet is healthy on the old configuration (C(rolled back to ...)) or not
-      (C(... but the kubelet is not healthy on it either)).
+      (C(... but the kubelet is not healthy on it either)), and why it failed (see RV(cause)) - the field and
+      where it was set.
   returned: always
   type: str
-  sample: "rolled back to /var/lib/kubelet/config.yaml.bak.20261201T060000.123456789Z: the kubelet (pid 4242) exited 0.61s after the restart"
+  sample: "rolled back to /var/lib/kubelet/config.yaml.bak.20261201T060000.123456789Z: the kubelet (pid 4242) exited 0.61s
+    after the restart: systemd not running on this host: cgroupDriver=systemd from /var/lib/kubelet/config.yaml:4;
+    fix: set cgroupDriver: cgroupfs at /var/lib/kubelet/config.yaml:4"
 rc:
   description:
     - kubeletcfg's exit code. 2, refused before anything was written, or an error (also a rollback after which the
@@ -408,6 +450,7 @@ def argument_spec():
         pid_file=dict(type="path"),
         kubelet_log=dict(type="path"),
         allow_insecure=dict(type="bool", default=False),
+        skip_preflight=dict(type="bool", default=False),
         drained=dict(type="bool", default=False),
         health_timeout=dict(type="int"),
         stable_for=dict(type="int"),
@@ -621,8 +664,15 @@ def main():
         # Nothing was written: a refusal, or no change.
         result["writes"], result["removes"] = [], []
     if out["rolledBack"]:
+        # Why: kubeletcfg's explanation of the kubelet's own words (the
+        # field, its origin, the fix), summed up in cause.
+        if out.get("cause"):
+            result["cause"] = out["cause"]
+        if out.get("explanation"):
+            result["explanation"] = out["explanation"]
         # rc 3: rolled back, the kubelet healthy on the old configuration;
-        # rc 2: kubeletcfg's error says what is wrong with the old one too.
+        # rc 2: kubeletcfg's error says what is wrong with the old one too
+        # (and the cause of the rollback).
         fail(answer.error or "rolled back to %s: %s" % (out.get("backup", "the old configuration"), out.get("cause", "")), rc=rc)
     if rc != 0:
         fail(answer.failure(), rc=rc)

@@ -262,8 +262,9 @@ func (ev Event) String() string {
 // and a restart command that starts a long-running process as the
 // "kubelet", or, when the config file asks for the systemd cgroup driver
 // (which this machine's kubelet cannot run) or the file "broken" is in the
-// tree (a kubelet that no configuration brings up), one that logs the
-// kubelet's error and exits half a second after it started, as the real
+// tree (a kubelet that no configuration brings up), one that logs an error
+// on a klog line of its own process (for the systemd driver, the real
+// kubelet's words) and exits half a second after it started, as the real
 // kubelet does. The host variables for the rollout playbook are returned.
 func (e *Env) StandIn(t testing.TB, name, config string) map[string]any {
 	t.Helper()
@@ -285,8 +286,10 @@ func (e *Env) StandIn(t testing.TB, name, config string) map[string]any {
 root=`+root+`
 [ -f $root/kubelet.pid ] && kill "$(cat $root/kubelet.pid)" 2>/dev/null
 echo "restart $(date +%s.%N)" >> $root/restarts
-if [ -f $root/broken ] || grep -q '^cgroupDriver: systemd' $root/var/lib/kubelet/config.yaml; then
-  sh -c 'sleep 0.5; echo "E1201 00:00:00.000000 1 run.go:72] \"command failed\" err=\"failed to run Kubelet: could not initialize the cgroups manager: systemd cgroup driver needs systemd\"" >> '$root'/kubelet.log; exit 1' >/dev/null 2>&1 &
+if grep -q '^cgroupDriver: systemd' $root/var/lib/kubelet/config.yaml; then
+  sh -c 'sleep 0.5; echo "E1201 00:00:00.000000 $$ run.go:72] \"command failed\" err=\"failed to run Kubelet: failed to create kubelet: systemd not running on this host, cannot use systemd cgroups manager\"" >> '$root'/kubelet.log; exit 1' >/dev/null 2>&1 &
+elif [ -f $root/broken ]; then
+  sh -c 'sleep 0.5; echo "E1201 00:00:00.000000 $$ run.go:72] \"command failed\" err=\"failed to run Kubelet: the stand-in is broken\"" >> '$root'/kubelet.log; exit 1' >/dev/null 2>&1 &
 else
   setsid sleep 600 >/dev/null 2>&1 &
 fi
