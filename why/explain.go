@@ -547,6 +547,14 @@ func (x *explainer) reserved(m *startup.Match, words string) {
 	if e.Field == "" && len(e.Problems) > 0 {
 		e.Field, e.Origin = e.Problems[0].Field, e.Problems[0].Origin
 	}
+	if e.Value == "" {
+		// The kubelet's words do not give the total: the field's own.
+		for _, p := range e.Problems {
+			if p.Field == e.Field {
+				e.Value = p.Value
+			}
+		}
+	}
 }
 
 // quantityText reads a resource quantity printed with %v: the struct
@@ -556,8 +564,13 @@ func quantityText(s string) string {
 	if m == nil {
 		return s
 	}
-	if m[3] != "" {
-		return m[3]
+	if m[4] != "" {
+		return m[4]
+	}
+	if m[3] != "<nil>" {
+		// An inf.Dec quantity (a sum that left int64): %v prints its
+		// pointer, not its value.
+		return ""
 	}
 	n, err1 := strconv.ParseInt(m[1], 10, 64)
 	scale, err2 := strconv.Atoi(m[2])
@@ -571,7 +584,7 @@ func quantityText(s string) string {
 	return q.String()
 }
 
-var quantityStruct = regexp.MustCompile(`^\{\{(-?\d+) (-?\d+)\} \{[^}]*\} (\S*) ?\w*\}$`)
+var quantityStruct = regexp.MustCompile(`^\{\{(-?\d+) (-?\d+)\} \{([^}]*)\} (\S*) ?\w*\}$`)
 
 // port finds which port of the class is in use.
 func (x *explainer) port(c startup.Class, words string) {

@@ -271,6 +271,17 @@ func TestExplainFromLog(t *testing.T) {
 				fix:    []string{"8136084Ki", "kubeReserved.memory 1000Gi at /var/lib/kubelet/config.yaml:5"}},
 		},
 		{
+			// The kubelet's sum left int64 (inf.Dec): %v prints a
+			// pointer, not the total; the field's own value is said.
+			name:  "reserved beyond capacity, the total not printed",
+			minor: "1.37",
+			tree:  tree{config: baseConfig + "kubeReserved:\n  memory: 100Ti\n"},
+			lines: []string{klogLine('E', 980, "kubelet.go:1845", "Failed to start ContainerManager", "err", `invalid Node Allocatable configuration. Resource "memory" has a reservation of {{0 0} {0xc000d2e3a0}  BinarySI} but capacity of {{25275039744 0} {<nil>} 24682656Ki BinarySI}. Expected capacity >= reservation.`)},
+			want: want{class: "reserved-beyond-capacity", field: "kubeReserved.memory", value: "100Ti",
+				origin: "/var/lib/kubelet/config.yaml:5",
+				fix:    []string{"24682656Ki", "kubeReserved.memory 100Ti at /var/lib/kubelet/config.yaml:5"}},
+		},
+		{
 			name:  "systemd driver without systemd",
 			minor: "1.34",
 			tree:  tree{config: baseConfig + "cgroupDriver: systemd\n"},
