@@ -21,9 +21,11 @@ import (
 func TestApply(t *testing.T) {
 	n := newNode(t, nodeOptions{})
 	dir, base, cfg, confd := n.Dir, n.Base, n.Config, n.ConfigDir
+	var stdout string // the last apply's -o json
 	applyCmd := func(newFile string) (int, string, time.Duration) {
 		start := time.Now()
 		code, out, errOut := kubeletcfg(t, nil, n.argv("apply", "-f", newFile, "--skip-preflight", "--verify-configz", "--insecure", "--stable-for", "2s", "--health-timeout", "20s", "-o", "json")...)
+		stdout = out
 		return code, out + errOut, time.Since(start)
 	}
 
@@ -52,6 +54,33 @@ func TestApply(t *testing.T) {
 	if !strings.Contains(out, fatalAtStartMessage) {
 		t.Errorf("the rollback does not report the kubelet's own error:\n%s", out)
 	}
+	// The cause explained: the real kubelet's refusal tied to the field,
+	// its value and the node's file and line that set it (not bad.yaml,
+	// the file the change was given as), in why's shape.
+	var outcome struct {
+		Cause       string `json:"cause"`
+		Explanation struct {
+			Class, Field, Value, Fix, Words string
+			Origin                          struct {
+				File string
+				Line int
+				Text string
+			}
+			Input struct{ Kind string }
+		} `json:"explanation"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &outcome); err != nil {
+		t.Fatalf("apply -o json: %v\n%s", err, stdout)
+	}
+	x, line := outcome.Explanation, strings.Count(base, "\n")+4 // base, cgroupDriver, maxPods, kubeReserved:, memory
+	if x.Class != "reserved-beyond-capacity" || x.Field != "kubeReserved.memory" || x.Value == "" || x.Origin.File != cfg || x.Origin.Line != line ||
+		!strings.Contains(x.Words, fatalAtStartMessage) || x.Input.Kind != "log" || !strings.Contains(x.Fix, "lower the reservation of memory") {
+		t.Errorf("the rollback's explanation: want reserved-beyond-capacity, kubeReserved.memory=100Ti from %s:%d:\n%s", cfg, line, stdout)
+	}
+	if want := fmt.Sprintf("kubeReserved.memory=100Ti from %s:%d; fix: ", cfg, line); !strings.Contains(outcome.Cause, want) || x.Value != "100Ti" {
+		t.Errorf("the rollback's cause %q does not say %q", outcome.Cause, want)
+	}
+	t.Logf("cause: %s\nthe kubelet's words: %s", outcome.Cause, x.Words)
 	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "maxPods: 111") {
 		t.Errorf("after the rollback the config file is:\n%s", got)
 	}

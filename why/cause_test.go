@@ -8,15 +8,15 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
-// reservedWords are kubelet 1.37's words for kubeReserved memory beyond the
-// machine (the e2e kit's fatalAtStart).
-const reservedWords = `invalid Node Allocatable configuration. Resource "memory" has a reservation of {{1073842270208 0} {<nil>}  BinarySI} but capacity of {{8331350016 0} {<nil>} 8136084Ki BinarySI}. Expected capacity >= reservation.`
+// reservedWords are the real kubelet 1.37.2's words (from the e2e's
+// TestApply) for kubeReserved memory 100Ti (the e2e kit's fatalAtStart).
+const reservedWords = `invalid Node Allocatable configuration. Resource "memory" has a reservation of {{0 0} {0x24c8df642030}  BinarySI} but capacity of {{25276071936 0} {<nil>}  BinarySI}. Expected capacity >= reservation.`
 
 // The rollback's cause: a restarted kubelet's own records in the journal
 // (another process's forged line is not read), on the layers it was
 // started with, and on the node's setup read now.
 func TestCause(t *testing.T) {
-	root := tree{config: baseConfig + "kubeReserved:\n  memory: 1000Gi\n"}.write(t)
+	root := tree{config: baseConfig + "kubeReserved:\n  memory: 100Ti\n"}.write(t)
 	src := node.Source{Root: root, KubeletVersion: "1.37", VersionSet: true}
 	v, err := node.ResolveVersion(src)
 	if err != nil {
@@ -36,7 +36,7 @@ func TestCause(t *testing.T) {
 		systemd: []map[string]any{systemdRec("kubelet.service: Main process exited, code=exited, status=1/FAILURE", "EXIT_CODE", "exited", "EXIT_STATUS", "1")},
 	}
 	prog := j.install(t)
-	wantReserved := want{class: "reserved-beyond-capacity", field: "kubeReserved.memory", value: "1048674092Ki", origin: "/var/lib/kubelet/config.yaml:5"}
+	wantReserved := want{class: "reserved-beyond-capacity", field: "kubeReserved.memory", value: "100Ti", origin: "/var/lib/kubelet/config.yaml:5"}
 	for name, layers := range map[string]*Layers{"its layers": l, "the node's setup now": nil} {
 		t.Run("journal, "+name, func(t *testing.T) {
 			x := Cause(context.Background(), layers, src, Restarted{Unit: "kubelet.service", PID: 4242, Invocation: inv, Journalctl: prog})
@@ -44,7 +44,7 @@ func TestCause(t *testing.T) {
 			if !x.Input.Trusted || x.Process == nil || x.Process.PID != 4242 || x.Process.Exit != "exited, status=1/FAILURE" || x.Process.Lines != 2 {
 				t.Errorf("input %+v, process %+v", x.Input, x.Process)
 			}
-			if s := x.Summary(); !strings.Contains(s, "kubeReserved.memory=1048674092Ki from /var/lib/kubelet/config.yaml:5") {
+			if s := x.Summary(); !strings.Contains(s, "kubeReserved.memory=100Ti from /var/lib/kubelet/config.yaml:5") {
 				t.Errorf("summary %q", s)
 			}
 		})
