@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,6 +175,40 @@ func TestAnsibleRollout(t *testing.T) {
 		t.Errorf("after the rollback /configz maxPods = %v, want 111", got)
 	}
 	t.Logf("fatal change: %s", ev.Msg())
+
+	// The same with kubelet_skip_preflight (the module's skip_preflight):
+	// written, the real kubelet refuses it at start, rolled back on the
+	// canary; the task's message explains the kubelet's own error: the
+	// field, its value and the node's file and line that set it (not the
+	// module's copy of kubelet_config_src), and the fix.
+	real["kubelet_skip_preflight"] = true
+	inv = inventory(base+"cgroupDriver: cgroupfs\nmaxPods: 122\ncontainerLogMaxSize: 25Mi\n"+fatalAtStart, standInBase+"containerLogMaxSize: 30Mi\n")
+	delete(real, "kubelet_skip_preflight")
+	r = e.Playbook(t, inv, "kubeletcfg.kubelet.rollout", extra)
+	ev = r.One(t, "node-0", "Apply the change")
+	line := strings.Count(base, "\n") + 5 // base, cgroupDriver, maxPods, containerLogMaxSize, kubeReserved:, memory
+	where := fmt.Sprintf(" from %s:%d; fix: ", cfg, line)
+	x, _ := ev.Result["explanation"].(map[string]any)
+	origin, _ := x["origin"].(map[string]any)
+	if r.Code == 0 || ev.Status != "failed" || ev.Result["rolled_back"] != true || ev.Result["rc"] != 3.0 ||
+		!strings.Contains(ev.Msg(), "kubeReserved.memory=") || !strings.Contains(ev.Msg(), where) || !strings.Contains(fmt.Sprint(ev.Result["cause"]), where) ||
+		x["class"] != "reserved-beyond-capacity" || x["field"] != "kubeReserved.memory" || origin["file"] != cfg || origin["line"] != float64(line) ||
+		!strings.Contains(fmt.Sprint(x["words"]), fatalAtStartMessage) {
+		t.Errorf("the canary with skip_preflight: want failed, rolled back (rc 3), the kubelet's error explained (kubeReserved.memory%s...):\n%s", where, ev)
+	}
+	for _, n := range []string{"node-1", "node-2"} {
+		if evs := r.Of(n, ""); len(evs) != 0 {
+			t.Errorf("%s: the next batch started after a rollback", n)
+		}
+	}
+	if got, _ := os.ReadFile(cfg); strings.Contains(string(got), "kubeReserved") {
+		t.Errorf("after the rollback the config file is:\n%s", got)
+	}
+	k.waitHealthy(t)
+	if got := configzMaxPods(t); got != 111 {
+		t.Errorf("after the rollback /configz maxPods = %v, want 111", got)
+	}
+	t.Logf("rolled back through the module: %s", ev.Msg())
 
 	// A drop-in of the kubelet's --config-dir, through the module.
 	play := filepath.Join(dir, "dropin.yml")
