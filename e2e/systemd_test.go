@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -44,6 +45,11 @@ func TestApplyUnderSystemd(t *testing.T) {
 	}
 	if !strings.Contains(out, "cgroup v1") {
 		t.Errorf("the rollback under systemd does not report the kubelet's error from its journal:\n%s", out)
+	}
+	// Explained from the unit's journal (the records of its main process
+	// since the restart): the field and the node's file and line.
+	if want := fmt.Sprintf("failCgroupV1=true from /var/lib/kubelet/config.yaml:%d; fix: ", strings.Count(base, "\n")+1); !strings.Contains(out, want) {
+		t.Errorf("the rollback under systemd does not explain the kubelet's error (%q):\n%s", want, out)
 	}
 	t.Logf("under systemd: fatal change rolled back in %s: %s", time.Since(start).Round(time.Millisecond), progressLine(out, "unhealthy"))
 	waitHealthyAt(t, func() string { return "" })
