@@ -137,7 +137,7 @@ options:
       - Apply a change kubeletcfg's preflight says the kubelet will refuse to start with on this host (C(kubeletcfg
         preflight)); without it such a change is refused before anything is written, with the refusal's field and
         origin. The watch and the rollback still guard the node, and a rollback's failure explains the kubelet's own
-        error (RV(cause)).
+        error (I(cause)).
     type: bool
     default: false
   drained:
@@ -382,7 +382,7 @@ msg:
     - What happened; on failure kubeletcfg's error or the kubelet's own, in the module's words (options, not
       kubeletcfg's flags; the operator's input, not the module's temporary files).
     - After a rollback, whether the kubelet is healthy on the old configuration (C(rolled back to ...)) or not
-      (C(... but the kubelet is not healthy on it either)), and why it failed (see RV(cause)) - the field and
+      (C(... but the kubelet is not healthy on it either)), and why it failed (see I(cause)) - the field and
       where it was set.
   returned: always
   type: str
