@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema startup-words fuzz fuzz-ci bench bench-fleet clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-sanity ansible-demo ansible-bench
+.PHONY: all build test vet demo schema startup-words fuzz fuzz-ci bench bench-kubelet-code bench-fleet clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-sanity ansible-demo ansible-bench
 
 all: build
 
@@ -107,26 +107,54 @@ fuzz-ci:
 clean:
 	rm -rf bin _build
 
-# Whole-process time and peak memory of kubeletcfg, each against a program
-# built on k8s.io/kubernetes 1.37 doing the same job with the kubelet's own code
-# (the schema generator: "case" loads, defaults and validates a config file;
-# "scenario" layers a setup), side by side in one run.
-BASELINE := $(CURDIR)/_build/schemagen/$(shell awk '$$1=="1.37"{print $$2}' schema/releases.txt)/schemagen
+# Whole-process time and peak memory of every command on inputs of one size
+# (a ~50-line config, 20 drop-ins, 30 flags: testdata/bench), each against the
+# start-up floor: `kubeletcfg version` of the binary built from FLOOR_COMMIT,
+# the commit the speed work started on, so the denominator does not move with
+# the code measured. Each round runs the floor's version and every command
+# under the floor binary (before) and under bin/kubeletcfg (after), shuffled.
+# Target: after ≤ 1.5× the floor, peak RSS ≤ 20 MiB.
+FLOOR_COMMIT ?= a6005cc
+FLOOR    ?= $(CURDIR)/_build/floor/kubeletcfg
 BENCH_N  ?= 30
-bench: build
+BENCH_EFFECTIVE := $(shell cat testdata/bench/effective-node/args)
+BENCH_MIGRATE   := $(shell cat testdata/bench/migrate-node/args)
+bench: build $(FLOOR)
+	$(GO) test ./config/ ./flags/ ./effective/ -run '^$$' -bench . -benchmem
+	$(GO) run ./hack/bench -n $(BENCH_N) -floor $(FLOOR) -bin $(BIN) -dir testdata/bench \
+	  'validate=validate --kubelet-version 1.37 ../../$(SAMPLE)/var/lib/kubelet/config.yaml' \
+	  'effective@effective-node=effective --kubelet-version 1.37 -- $(BENCH_EFFECTIVE)' \
+	  'migrate=migrate --kubelet-version 1.37 -- $(BENCH_MIGRATE)' \
+	  'diff=diff --kubelet-version 1.37 --root node node/new-config.yaml' \
+	  'audit=audit --kubelet-version 1.37 --root node' \
+	  'apply=apply --dry-run --kubelet-version 1.37 --root node --node node-21 -f node/new-config.yaml'
+
+# The floor binary: FLOOR_COMMIT checked out in a temporary worktree and built
+# as `make build` builds. Made only when absent; never rebuilt over a floor
+# that figures were measured against.
+$(FLOOR):
+	@mkdir -p $(dir $(FLOOR))
+	rm -rf $(CURDIR)/_build/floor-src && git worktree add --detach $(CURDIR)/_build/floor-src $(FLOOR_COMMIT)
+	cd $(CURDIR)/_build/floor-src && $(GO) build -o $(FLOOR) ./cmd/kubeletcfg
+	git worktree remove --force $(CURDIR)/_build/floor-src
+
+# The same jobs against a program built on k8s.io/kubernetes 1.37 doing them
+# with the kubelet's own code (the schema generator: "case" loads, defaults
+# and validates a config file; "scenario" layers a setup).
+BASELINE := $(CURDIR)/_build/schemagen/$(shell awk '$$1=="1.37"{print $$2}' schema/releases.txt)/schemagen
+bench-kubelet-code: build
 	SCHEMAGEN_ONLY=build hack/schemagen/generate.sh 1.37
-	$(GO) test ./config/ ./flags/ -run '^$$' -bench . -benchmem
 	@echo "== validate, a typical 57-line config"
 	$(GO) run ./hack/bench -n $(BENCH_N) \
 	  '$(BIN) validate --kubelet-version 1.37 $(SAMPLE)/var/lib/kubelet/config.yaml' \
 	  '$(BASELINE) case $(SAMPLE)/var/lib/kubelet/config.yaml'
 	@echo "== effective, a config, 20 drop-ins and 30 flags"
 	$(GO) run ./hack/bench -n $(BENCH_N) -dir testdata/bench/effective-node \
-	  '$(CURDIR)/$(BIN) effective --kubelet-version 1.37 -- $(shell cat testdata/bench/effective-node/args)' \
+	  '$(CURDIR)/$(BIN) effective --kubelet-version 1.37 -- $(BENCH_EFFECTIVE)' \
 	  '$(BASELINE) scenario .'
 	@echo "== migrate, a 40-flag kubeadm node"
 	$(GO) run ./hack/bench -n $(BENCH_N) -dir testdata/bench/migrate-node \
-	  '$(CURDIR)/$(BIN) migrate --kubelet-version 1.37 -- $(shell cat testdata/bench/migrate-node/args)' \
+	  '$(CURDIR)/$(BIN) migrate --kubelet-version 1.37 -- $(BENCH_MIGRATE)' \
 	  '$(BASELINE) scenario .'
 
 # Flags of kubelets older than the supported ones, read from their source, so

@@ -1,86 +1,169 @@
-// Command bench times whole processes side by side: each command runs in
-// turn, -n rounds, and bench prints each one's median wall time and peak RSS
-// and the ratio of the first to the second (the baseline).
+// Command bench times whole processes side by side against a fixed floor: in
+// every round it runs the floor binary's `version`, and for each case the
+// same arguments under the floor binary ("before") and under the binary
+// measured ("after"), in a shuffled order, with their output discarded. It
+// prints each one's median and minimum wall time, its peak RSS (the largest
+// over the rounds) and its median's ratio to the median of the floor's
+// `version`, so the denominator is the same for before and after and does not
+// move with the code measured.
 //
-//	bench -n 20 -- 'bin/kubeletcfg validate x.yaml' 'baseline case x.yaml'
+//	bench -n 30 -floor _build/floor/kubeletcfg -bin bin/kubeletcfg \
+//	  'validate=validate --kubelet-version 1.37 x.yaml' \
+//	  'effective@testdata/bench/effective-node=effective -- --config=config.yaml'
+//
+// A case is NAME=ARGS, or NAME@DIR=ARGS to run in DIR. Without -floor, the
+// first command line given is timed against the second (the old use).
 package main
 
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 )
 
-type result struct {
-	cmd     string
-	walls   []time.Duration
-	maxRSSK int64
+// Targets the table is checked against: a command's median within 1.5× the
+// floor's `version`, its peak RSS within 20 MiB.
+const (
+	maxRatio  = 1.5
+	maxRSSMiB = 20.0
+)
+
+type run struct {
+	label string
+	dir   string
+	argv  []string
+	walls []time.Duration
+	rssK  int64
 }
 
 func main() {
 	n := flag.Int("n", 20, "rounds")
-	dir := flag.String("dir", "", "run the commands in this directory")
+	dir := flag.String("dir", "", "run the commands in this directory (cases may name their own)")
+	floor := flag.String("floor", "", "the floor binary: its `version` is the denominator, its commands the before column")
+	bin := flag.String("bin", "", "the binary measured (the after column)")
 	flag.Parse()
-	if *dir != "" {
-		if err := os.Chdir(*dir); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(2)
+	if *floor == "" {
+		pair(*n, *dir, flag.Args())
+		return
+	}
+	if *bin == "" || flag.NArg() == 0 {
+		fail("usage: bench -floor BIN -bin BIN [-n N] [-dir D] NAME[@DIR]=ARGS...")
+	}
+	floorAbs, binAbs := abs(*floor), abs(*bin)
+	base := &run{label: "floor version", dir: *dir, argv: []string{floorAbs, "version"}}
+	runs := []*run{base}
+	type pairRuns struct {
+		name, args    string
+		before, after *run
+	}
+	var cases []pairRuns
+	for _, c := range flag.Args() {
+		name, args, ok := strings.Cut(c, "=")
+		if !ok {
+			fail("bench: a case is NAME=ARGS or NAME@DIR=ARGS: " + c)
+		}
+		cdir := *dir
+		if n, d, ok := strings.Cut(name, "@"); ok {
+			name, cdir = n, filepath.Join(*dir, d)
+		}
+		f := strings.Fields(args)
+		p := pairRuns{name: name, args: args,
+			before: &run{label: name + " before", dir: cdir, argv: append([]string{floorAbs}, f...)},
+			after:  &run{label: name + " after", dir: cdir, argv: append([]string{binAbs}, f...)}}
+		cases = append(cases, p)
+		runs = append(runs, p.before, p.after)
+	}
+	order := append([]*run(nil), runs...)
+	for range *n {
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, r := range order {
+			r.once()
 		}
 	}
-	cmds := flag.Args()
+	fm := median(base.walls)
+	fmt.Printf("floor: %s version: median %.2f ms, min %.2f ms, peak RSS %.1f MiB (%d rounds)\n",
+		*floor, ms(fm), ms(minimum(base.walls)), mib(base.rssK), *n)
+	fmt.Printf("%-10s %10s %7s %8s   %10s %7s %8s  %s\n", "command", "before ms", "×floor", "RSS MiB", "after ms", "×floor", "RSS MiB", "target")
+	over := 0
+	for _, c := range cases {
+		b, a := median(c.before.walls), median(c.after.walls)
+		ok := "ok"
+		if ratio(a, fm) > maxRatio || mib(c.after.rssK) > maxRSSMiB {
+			ok, over = "OVER", over+1
+		}
+		fmt.Printf("%-10s %10.2f %7.2f %8.1f   %10.2f %7.2f %8.1f  %s\n", c.name,
+			ms(b), ratio(b, fm), mib(c.before.rssK), ms(a), ratio(a, fm), mib(c.after.rssK), ok)
+	}
+	fmt.Printf("target: after ≤ %.1f× the floor's version and peak RSS ≤ %.0f MiB: %d of %d commands over\n", maxRatio, maxRSSMiB, over, len(cases))
+	for _, c := range cases {
+		fmt.Printf("  %s: %s\n", c.name, c.args)
+	}
+}
+
+// pair is the two-command form: the first timed against the second.
+func pair(n int, dir string, cmds []string) {
 	if len(cmds) < 1 {
-		fmt.Fprintln(os.Stderr, "usage: bench [-n N] 'CMD' ['BASELINE CMD']")
-		os.Exit(2)
+		fail("usage: bench [-n N] [-dir D] 'CMD' ['BASELINE CMD']")
 	}
-	results := make([]*result, len(cmds))
-	for i, c := range cmds {
-		results[i] = &result{cmd: c}
+	var runs []*run
+	for _, c := range cmds {
+		runs = append(runs, &run{label: c, dir: dir, argv: strings.Fields(c)})
 	}
-	for round := 0; round < *n; round++ {
-		for i, c := range cmds {
-			wall, rss, err := once(c)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", c, err)
-				os.Exit(2)
-			}
-			results[i].walls = append(results[i].walls, wall)
-			results[i].maxRSSK = max(results[i].maxRSSK, rss)
+	for range n {
+		for _, r := range runs {
+			r.once()
 		}
 	}
-	for _, r := range results {
-		fmt.Printf("%-10s median %8.2f ms  min %8.2f ms  peak RSS %6.1f MiB  %s\n", label(r, results), ms(median(r.walls)), ms(minimum(r.walls)), float64(r.maxRSSK)/1024, r.cmd)
+	for i, r := range runs {
+		l := "measured"
+		if len(runs) == 2 && i == 1 {
+			l = "baseline"
+		}
+		fmt.Printf("%-10s median %8.2f ms  min %8.2f ms  peak RSS %6.1f MiB  %s\n", l, ms(median(r.walls)), ms(minimum(r.walls)), mib(r.rssK), r.label)
 	}
-	if len(results) == 2 {
-		a, b := median(results[0].walls), median(results[1].walls)
-		fmt.Printf("ratio      %.3f of the baseline's median time (1/%.1f)\n", float64(a)/float64(b), float64(b)/float64(a))
+	if len(runs) == 2 {
+		a, b := median(runs[0].walls), median(runs[1].walls)
+		fmt.Printf("ratio      %.3f of the baseline's median time (1/%.1f)\n", ratio(a, b), ratio(b, a))
 	}
 }
 
-func label(r *result, all []*result) string {
-	if len(all) == 2 && r == all[1] {
-		return "baseline"
-	}
-	return "measured"
-}
-
-// once runs a command with its output discarded; a non-zero exit is fine
-// (validate exits 1 on an invalid file), a failure to start is not.
-func once(c string) (time.Duration, int64, error) {
-	f := strings.Fields(c)
-	cmd := exec.Command(f[0], f[1:]...)
+// once runs the command with its output discarded; a non-zero exit is fine
+// (validate exits 1 on an invalid file, diff on a change), a failure to
+// start is not.
+func (r *run) once() {
+	cmd := exec.Command(r.argv[0], r.argv[1:]...)
+	cmd.Dir = r.dir
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
 	if cmd.ProcessState == nil {
-		return 0, 0, err
+		fail(fmt.Sprintf("bench: %s: %v", r.label, err))
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return wall, ru.Maxrss, nil
+	if code := cmd.ProcessState.ExitCode(); code > 1 {
+		fail(fmt.Sprintf("bench: %s: exit %d (usage or I/O error): %s", r.label, code, strings.Join(r.argv, " ")))
+	}
+	r.walls = append(r.walls, wall)
+	r.rssK = max(r.rssK, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		fail(err.Error())
+	}
+	return a
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, msg)
+	os.Exit(2)
 }
 
 func median(d []time.Duration) time.Duration {
@@ -97,4 +180,6 @@ func minimum(d []time.Duration) time.Duration {
 	return m
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+func ms(d time.Duration) float64       { return float64(d) / float64(time.Millisecond) }
+func mib(k int64) float64              { return float64(k) / 1024 }
