@@ -196,7 +196,7 @@ func (v *Version) load() error {
 			v.err = fmt.Errorf("schema data for kubelet %s: %w", v.Minor, err)
 			return
 		}
-		if err := json.Unmarshal(raw, &v.d); err != nil {
+		if err := decodeData(raw, &v.d); err != nil {
 			v.err = fmt.Errorf("schema data for kubelet %s: %w", v.Minor, err)
 			return
 		}
@@ -216,7 +216,8 @@ func (v *Version) load() error {
 func (v *Version) flagList() []Flag {
 	v.mustLoad()
 	v.flagsOnce.Do(func() {
-		if err := json.Unmarshal(v.d.Flags, &v.flagsData); err != nil {
+		var err error
+		if v.flagsData, err = decodeFlags(v.d.Flags); err != nil {
 			panic(fmt.Sprintf("schema flags of kubelet %s: %v", v.Minor, err))
 		}
 		v.flags = make(map[string]*Flag, len(v.flagsData))

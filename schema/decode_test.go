@@ -1,0 +1,66 @@
+package schema
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestDecodeDataAsEncodingJSON holds the data reader to encoding/json's
+// reading of every embedded version.
+func TestDecodeDataAsEncodingJSON(t *testing.T) {
+	for _, v := range Versions() {
+		raw, err := files.ReadFile("data/v" + v.Minor + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got data
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeData(raw, &got); err != nil {
+			t.Fatalf("%s: %v", v.Minor, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the data reader and encoding/json differ", v.Minor)
+		}
+		var wantFlags []Flag
+		if err := json.Unmarshal(want.Flags, &wantFlags); err != nil {
+			t.Fatal(err)
+		}
+		gotFlags, err := decodeFlags(got.Flags)
+		if err != nil {
+			t.Fatalf("%s flags: %v", v.Minor, err)
+		}
+		if len(wantFlags) == 0 || !reflect.DeepEqual(gotFlags, wantFlags) {
+			t.Errorf("%s: the flags read differ from encoding/json's (%d, %d)", v.Minor, len(gotFlags), len(wantFlags))
+		}
+	}
+}
+
+// TestDecodeDataRefusesBrokenDocuments: what the reader cannot read is an
+// error, never a partial table.
+func TestDecodeDataRefusesBrokenDocuments(t *testing.T) {
+	for _, doc := range []string{
+		``,
+		`{"fields": [{"path": "a"}`,
+		`{"fields": [{"path": 1}]}`,
+		`{"fields": [], "defaults": {"a": tru}}`,
+		`{"pathFields": ["a" "b"]}`,
+		`{"defaults": {}} x`,
+		`{"behaviour": {"a": "b\u00"}}`,
+		`{"defaults": 1.2.3}`,
+	} {
+		var d data
+		if err := decodeData([]byte(doc), &d); err == nil {
+			t.Errorf("%q: read without an error", doc)
+		}
+	}
+	var d data
+	if err := decodeData([]byte(`{"behaviour": {"a\"b": "c\\d\u00e9"}, "defaults": {"x": [1, -2.5e3, null, "\"]"]}}`), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Behaviour["a\"b"] != "c\\d\u00e9" || string(d.Defaults) != `{"x": [1, -2.5e3, null, "\"]"]}` {
+		t.Errorf("escapes: %q, raw %s", d.Behaviour, d.Defaults)
+	}
+}
