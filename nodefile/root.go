@@ -56,38 +56,84 @@ func rel(p string) string {
 // so and the returned path is the resolved part joined with the rest, so a
 // link to /dev/null on an image without /dev still resolves to "/dev/null".
 func (n *Root) Resolve(p string) (string, error) {
+	res, _, err := n.resolve(p)
+	return res, err
+}
+
+// resolve is Resolve, with what the resolved path names when the last step
+// looked at it (nil for the root itself, or after a last "..").
+//
+// It walks down with the directories of the resolved part held open, each
+// name looked at in its own directory: one lstat per component, where an
+// lstat of the whole prefix from the root would walk it again each time.
+func (n *Root) resolve(p string) (string, fs.FileInfo, error) {
 	todo := splitPath(p)
-	cur := "/"
+	// names are the components of the resolved part; dirs[i] is the
+	// directory of names[:i] (dirs[0] the root), opened when a name in it
+	// is looked at.
+	var names []string
+	dirs := []*os.Root{n.r}
+	defer func() {
+		for _, d := range dirs[1:] {
+			d.Close()
+		}
+	}()
+	var last fs.FileInfo
 	links := 0
 	for len(todo) > 0 {
 		c := todo[0]
 		todo = todo[1:]
 		if c == ".." {
-			cur = path.Dir(cur)
+			if len(names) > 0 {
+				names = names[:len(names)-1]
+			}
+			for len(dirs) > len(names)+1 {
+				dirs[len(dirs)-1].Close()
+				dirs = dirs[:len(dirs)-1]
+			}
+			last = nil
 			continue
 		}
-		next := path.Join(cur, c)
-		fi, err := n.r.Lstat(rel(next))
+		next := "/" + path.Join(append(names, c)...)
+		for len(dirs) < len(names)+1 {
+			d, err := dirs[len(dirs)-1].OpenRoot(names[len(dirs)-1])
+			if err != nil {
+				// Say what an lstat from the root says (os.Root's own
+				// error for a file opened as a directory is another).
+				if _, lerr := n.r.Lstat(rel(next)); lerr != nil {
+					err = lerr
+				}
+				return path.Join(append([]string{next}, todo...)...), nil, nodeError("stat", p, err)
+			}
+			dirs = append(dirs, d)
+		}
+		fi, err := dirs[len(dirs)-1].Lstat(c)
 		if err != nil {
-			return path.Join(append([]string{next}, todo...)...), nodeError("stat", p, err)
+			return path.Join(append([]string{next}, todo...)...), nil, nodeError("stat", p, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
+			names = append(names, c)
+			last = fi
 			continue
 		}
 		if links++; links > maxLinks {
-			return next, &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
+			return next, nil, &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
 		}
-		target, err := n.r.Readlink(rel(next))
+		target, err := dirs[len(dirs)-1].Readlink(c)
 		if err != nil {
-			return next, nodeError("readlink", p, err)
+			return next, nil, nodeError("readlink", p, err)
 		}
 		if path.IsAbs(target) {
-			cur = "/"
+			names = names[:0]
+			for len(dirs) > 1 {
+				dirs[len(dirs)-1].Close()
+				dirs = dirs[:len(dirs)-1]
+			}
 		}
+		last = nil
 		todo = append(splitPath(target), todo...)
 	}
-	return cur, nil
+	return "/" + path.Join(names...), last, nil
 }
 
 // splitPath returns the components of p without empty and "." ones.
@@ -108,11 +154,11 @@ func nodeError(op, p string, err error) error {
 
 // Stat resolves p and returns the resolved path and what it names.
 func (n *Root) Stat(p string) (string, fs.FileInfo, error) {
-	res, err := n.Resolve(p)
-	if err != nil {
-		return res, nil, err
+	res, fi, err := n.resolve(p)
+	if err != nil || fi != nil {
+		return res, fi, err
 	}
-	fi, err := n.r.Lstat(rel(res))
+	fi, err = n.r.Lstat(rel(res))
 	if err != nil {
 		return res, nil, nodeError("stat", p, err)
 	}

@@ -1,0 +1,124 @@
+package nodefile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// resolveByPrefix is Resolve as it was first written: every prefix looked
+// at from the root. Resolve walks down holding the directories open
+// instead; both must say the same of every path.
+func resolveByPrefix(n *Root, p string) (string, error) {
+	todo := splitPath(p)
+	cur := "/"
+	links := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		if c == ".." {
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, c)
+		fi, err := n.r.Lstat(rel(next))
+		if err != nil {
+			return path.Join(append([]string{next}, todo...)...), nodeError("stat", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return next, &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
+		}
+		target, err := n.r.Readlink(rel(next))
+		if err != nil {
+			return next, nodeError("readlink", p, err)
+		}
+		if path.IsAbs(target) {
+			cur = "/"
+		}
+		todo = append(splitPath(target), todo...)
+	}
+	return cur, nil
+}
+
+func TestResolveAsByPrefix(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"etc/kubernetes/kubelet.conf.d/sub", "var/lib/kubelet", "usr/lib/systemd/system"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"etc/kubernetes/kubelet.conf.d/10.conf", "var/lib/kubelet/config.yaml", "usr/lib/systemd/system/kubelet.service"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"etc/abs-dir": "/etc/kubernetes",
+		"etc/rel-dir": "kubernetes/kubelet.conf.d",
+		"etc/up":      "../../../../var/lib",
+		"etc/file":    "/var/lib/kubelet/config.yaml",
+		"etc/chain":   "abs-dir",
+		"etc/missing": "/nowhere/at/all",
+		"etc/loop1":   "loop2",
+		"etc/loop2":   "loop1",
+		"etc/kubernetes/kubelet.conf.d/sub/parent": "..",
+		"etc/kubernetes/kubelet.conf.d/20.conf":    "10.conf",
+		"var/lib/kubelet/dot":                      ".",
+		"lib":                                      "usr/lib",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, p := range []string{
+		"/", "", ".", "..", "/..", "/etc", "/etc/", "/etc/abs-dir", "/etc/abs-dir/kubelet.conf.d/10.conf",
+		"/etc/rel-dir/10.conf", "/etc/rel-dir/20.conf", "/etc/up/kubelet/config.yaml", "/etc/file", "/etc/file/x",
+		"/etc/file/..", "/etc/chain/kubelet.conf.d/sub/parent/10.conf", "/etc/missing", "/etc/missing/x/..",
+		"/etc/loop1", "/etc/loop1/x", "/var/lib/kubelet/dot/dot/config.yaml", "/lib/systemd/system/kubelet.service",
+		"/lib/../etc/abs-dir", "/etc/kubernetes/kubelet.conf.d/sub/parent/sub/parent", "/nope/../etc", "/var/lib/kubelet/config.yaml/..",
+		"etc//kubernetes/./kubelet.conf.d/", "/etc/kubernetes/kubelet.conf.d/sub/parent/../../../../../..",
+	} {
+		want, wantErr := resolveByPrefix(r, p)
+		got, fi, gotErr := r.resolve(p)
+		if got != want || !sameError(gotErr, wantErr) {
+			t.Errorf("Resolve(%q) = %q, %v; want %q, %v", p, got, gotErr, want, wantErr)
+			continue
+		}
+		_, sfi, serr := r.Stat(p)
+		if wantErr != nil {
+			continue
+		}
+		wfi, werr := r.r.Lstat(rel(want))
+		if fi != nil && (werr != nil || !os.SameFile(fi, wfi)) {
+			t.Errorf("Resolve(%q) names %v, want %v (%v)", p, fi, wfi, werr)
+		}
+		if serr != nil || !os.SameFile(sfi, wfi) {
+			t.Errorf("Stat(%q) = %v, %v; want %v", p, sfi, serr, wfi)
+		}
+	}
+}
+
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var pa, pb *fs.PathError
+	if !errors.As(a, &pa) || !errors.As(b, &pb) {
+		return a.Error() == b.Error()
+	}
+	return pa.Op == pb.Op && pa.Path == pb.Path && errors.Is(pa.Err, pb.Err) && errors.Is(pb.Err, pa.Err)
+}
