@@ -134,6 +134,8 @@ type state struct {
 	// STIG's "config file"), made when first asked for.
 	cl       *flags.CommandLine
 	fileOnly *fileLayer
+	// trees are the drop-in trees walked.
+	trees trees
 }
 
 // Run audits a kubelet's setup.
@@ -150,7 +152,8 @@ func Run(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := confine(opts.Setup); err != nil {
+	walked := trees{}
+	if err := confine(opts.Setup, walked); err != nil {
 		return nil, err
 	}
 	eff, err := effective.Compute(effective.Input{Setup: opts.Setup})
@@ -161,7 +164,7 @@ func Run(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.eff, s.opts = eff, &opts
+	s.eff, s.opts, s.trees = eff, &opts, walked
 	if s.cl, err = flags.Parse(opts.Setup.Args, v); err != nil {
 		return nil, err
 	}

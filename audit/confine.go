@@ -12,7 +12,7 @@ import (
 // the --config-dir inside the root, but reads each drop-in it finds there by
 // its host path, and a link would name a file of this machine, not of the
 // node.
-func confine(opts *node.Setup) error {
+func confine(opts *node.Setup, t trees) error {
 	if opts.Root == "" {
 		return nil
 	}
@@ -28,7 +28,7 @@ func confine(opts *node.Setup) error {
 	if err != nil {
 		return nil // the layering names it
 	}
-	tree, err := dropinTree(opts.Root, dir)
+	tree, err := t.dropins(opts.Root, dir)
 	if err != nil {
 		return err
 	}

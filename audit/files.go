@@ -36,8 +36,18 @@ func statNode(root, p string) (string, fs.FileInfo, error) {
 }
 
 func lookFile(root, p string) nodeFile {
-	f := nodeFile{path: p}
 	res, fi, err := statNode(root, p)
+	return describe(p, res, fi, err)
+}
+
+// lookIn is lookFile on an open root.
+func lookIn(r *nodefile.Root, p string) nodeFile {
+	res, fi, err := r.Stat(p)
+	return describe(p, res, fi, err)
+}
+
+func describe(p, res string, fi fs.FileInfo, err error) nodeFile {
+	f := nodeFile{path: p}
 	if res != "" && res != path.Clean(p) {
 		f.resolved = res
 	}
@@ -198,7 +208,7 @@ func (s *state) dropinCheck(r fileRule) outcome {
 	if s.eff.ConfigDir == "" {
 		return outcome{status: Pass, value: "(no --config-dir)", origin: "not on the command line"}
 	}
-	files, err := dropinTree(s.opts.Setup.Root, s.nodePath(s.eff.ConfigDir))
+	files, err := s.trees.dropins(s.opts.Setup.Root, s.nodePath(s.eff.ConfigDir))
 	if err != nil {
 		return outcome{status: Warn, value: s.eff.ConfigDir, detail: err.Error()}
 	}
@@ -216,10 +226,14 @@ func dropinTree(root, dir string) ([]nodeFile, error) {
 // walkTree lists a directory of the node, its subdirectories and the files
 // in them keep takes, bounded in depth and size.
 func walkTree(root, dir string, keep func(name string) bool) ([]nodeFile, error) {
+	r, err := nodefile.OpenRoot(root)
+	if err != nil {
+		return []nodeFile{{path: dir, err: err}}, nil
+	}
+	defer r.Close()
 	var out []nodeFile
-	var walk func(p string, depth int) error
-	walk = func(p string, depth int) error {
-		f := lookFile(root, p)
+	var walk func(f nodeFile, depth int) error
+	walk = func(f nodeFile, depth int) error {
 		out = append(out, f)
 		if len(out) > maxDropinEntries {
 			return fmt.Errorf("%s: more than %d entries", dir, maxDropinEntries)
@@ -230,14 +244,13 @@ func walkTree(root, dir string, keep func(name string) bool) ([]nodeFile, error)
 		if depth > maxDropinDepth {
 			return fmt.Errorf("%s: nested deeper than %d directories", dir, maxDropinDepth)
 		}
-		names, err := nodefile.ReadDirIn(root, p)
+		names, err := r.ReadDir(f.path)
 		if err != nil {
 			return err
 		}
 		for _, n := range names {
-			child := path.Join(p, n)
-			_, fi, err := statNode(root, child)
-			if err == nil && !fi.IsDir() && !keep(n) {
+			child := lookIn(r, path.Join(f.path, n))
+			if child.err == nil && !child.dir && !keep(n) {
 				continue
 			}
 			if err := walk(child, depth+1); err != nil {
@@ -246,7 +259,30 @@ func walkTree(root, dir string, keep func(name string) bool) ([]nodeFile, error)
 		}
 		return nil
 	}
-	return out, walk(dir, 0)
+	return out, walk(lookIn(r, dir), 0)
+}
+
+// trees keeps the drop-in trees one audit walked, by root and directory:
+// the confinement and the drop-in checks look at the same tree.
+type trees map[[2]string]treeWalk
+
+type treeWalk struct {
+	files []nodeFile
+	err   error
+}
+
+// dropins is dropinTree, walked once per root and directory.
+func (t trees) dropins(root, dir string) ([]nodeFile, error) {
+	if t == nil {
+		return dropinTree(root, dir)
+	}
+	k := [2]string{root, dir}
+	if w, ok := t[k]; ok {
+		return w.files, w.err
+	}
+	files, err := dropinTree(root, dir)
+	t[k] = treeWalk{files, err}
+	return files, err
 }
 
 var fileChecks = []*check{

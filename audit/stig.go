@@ -469,7 +469,7 @@ func (s *state) stigConfigFiles(r fileRule) outcome {
 	files := []nodeFile{lookFile(s.opts.Setup.Root, s.nodePath(s.eff.ConfigFile))}
 	var note string
 	if dir := s.eff.ConfigDir; dir != "" {
-		tree, err := dropinTree(s.opts.Setup.Root, s.nodePath(dir))
+		tree, err := s.trees.dropins(s.opts.Setup.Root, s.nodePath(dir))
 		if err != nil {
 			return outcome{status: Warn, value: dir, detail: err.Error()}
 		}
