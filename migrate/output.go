@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
 )
 
@@ -93,7 +92,7 @@ func (r *Result) ConfigYAML() ([]byte, error) {
 			body[k] = v
 		}
 	}
-	out, err := yaml.Marshal(body)
+	out, err := config.YAML(body)
 	if err != nil {
 		return nil, err
 	}
