@@ -116,35 +116,52 @@ type DecodeOptions struct {
 // Decode reads a YAML or JSON KubeletConfiguration. A document that cannot be
 // read at all (not YAML, not a mapping, a type that does not fit a field) is an
 // error; anything else wrong is listed in Document.Problems.
+//
+// The same document is often read more than once in a run (apply and diff
+// lay the same drop-ins under two configurations, validate reads a file
+// strictly and then as the kubelet does): a run remembers what it decoded
+// (see decoded) and hands out copies the caller may change.
 func Decode(data []byte, opts DecodeOptions) (*Document, error) {
-	v := opts.Version
-	if v == nil {
-		v = schema.Newest()
+	if opts.Version == nil {
+		opts.Version = schema.Newest()
 	}
+	if d, ok := decoded.get(data, opts); ok {
+		return d, nil
+	}
+	d, w, err := decodeDoc(data, opts)
+	if err != nil {
+		return nil, err
+	}
+	decoded.put(data, opts, d, w.unknowns)
+	return d.copy(), nil
+}
+
+func decodeDoc(data []byte, opts DecodeOptions) (*Document, *walker, error) {
+	v := opts.Version
 	doc := &Document{File: opts.File, Keys: map[string]Position{}}
 	fail := func(line, col int, field, format string, args ...any) error {
 		return Problem{File: opts.File, Line: line, Column: col, Field: field, Message: fmt.Sprintf(format, args...)}
 	}
 	if len(data) > MaxFileSize {
-		return nil, fail(0, 0, "", "the file is %d bytes; a kubelet configuration is a few KiB, kubeletcfg reads at most %d", len(data), MaxFileSize)
+		return nil, nil, fail(0, 0, "", "the file is %d bytes; a kubelet configuration is a few KiB, kubeletcfg reads at most %d", len(data), MaxFileSize)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fail(0, 0, "", "the file is empty (the kubelet refuses an empty config file)")
+		return nil, nil, fail(0, 0, "", "the file is empty (the kubelet refuses an empty config file)")
 	}
 	var root yamlv3.Node
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fail(0, 0, "", "the file holds no YAML document")
+			return nil, nil, fail(0, 0, "", "the file holds no YAML document")
 		}
-		return nil, yamlError(opts.File, err)
+		return nil, nil, yamlError(opts.File, err)
 	}
 	if root.Kind != yamlv3.DocumentNode || len(root.Content) == 0 {
-		return nil, fail(0, 0, "", "the file holds no YAML document")
+		return nil, nil, fail(0, 0, "", "the file holds no YAML document")
 	}
 	top := root.Content[0]
 	if top.Kind != yamlv3.MappingNode {
-		return nil, fail(top.Line, top.Column, "", "the document is a %s, not a mapping of KubeletConfiguration fields", nodeKind(top))
+		return nil, nil, fail(top.Line, top.Column, "", "the document is a %s, not a mapping of KubeletConfiguration fields", nodeKind(top))
 	}
 	w := walker{doc: doc, v: v, children: childIndex(v), allowUnknown: opts.AllowUnknownFields}
 	w.mapping(top, "")
@@ -162,36 +179,36 @@ func Decode(data []byte, opts DecodeOptions) (*Document, error) {
 
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
-		return nil, yamlError(opts.File, err)
+		return nil, nil, yamlError(opts.File, err)
 	}
 	doc.JSON = js
 	if !opts.AnyTypeMeta {
 		if err := checkTypeMeta(doc, top); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if opts.NoTyped {
 		w.finish()
-		return doc, nil
+		return doc, &w, nil
 	}
 	cfg := &v1beta1.KubeletConfiguration{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, cfg); err != nil {
-		return nil, doc.typeError(err, js, v)
+		return nil, nil, doc.typeError(err, js, v)
 	}
 	// Keep only what this kubelet version knows: it drops the rest.
 	var obj map[string]any
 	if err := json.Unmarshal(js, &obj); err != nil {
-		return nil, doc.typeError(err, js, v)
+		return nil, nil, doc.typeError(err, js, v)
 	}
 	prune(obj, v)
 	pruned, _ := json.Marshal(obj)
 	cfg = &v1beta1.KubeletConfiguration{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(pruned, cfg); err != nil {
-		return nil, doc.typeError(err, pruned, v)
+		return nil, nil, doc.typeError(err, pruned, v)
 	}
 	doc.Config = cfg
 	w.finish()
-	return doc, nil
+	return doc, &w, nil
 }
 
 // finish sorts the problems by line and adds the "and N more" of those not

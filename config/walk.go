@@ -19,6 +19,8 @@ type walker struct {
 	allowUnknown bool
 	// dropped counts the problems past MaxProblems: errors, warnings.
 	dropped [2]int
+	// unknowns counts the keys of no field the version has, reported or not.
+	unknowns int
 }
 
 // MaxProblems is how many problems one document reports; the rest are
@@ -178,6 +180,7 @@ func (w *walker) mapKeysOf(n *yamlv3.Node, keyPath string, seen map[string]int, 
 }
 
 func (w *walker) unknown(k *yamlv3.Node, schemaPath, keyPath, name string, known map[string]schema.Field) {
+	w.unknowns++
 	if w.full(w.allowUnknown) {
 		return
 	}
