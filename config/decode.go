@@ -111,6 +111,9 @@ type DecodeOptions struct {
 	// NoTyped skips decoding into the typed configuration: Document.Config
 	// stays nil, and type errors are left to whoever decodes the JSON.
 	NoTyped bool
+	// slow takes the general way even where the short one would do (for
+	// the tests that hold the two equal).
+	slow bool
 }
 
 // Decode reads a YAML or JSON KubeletConfiguration. A document that cannot be
@@ -192,12 +195,27 @@ func decodeDoc(data []byte, opts DecodeOptions) (*Document, *walker, error) {
 		return doc, &w, nil
 	}
 	cfg := &v1beta1.KubeletConfiguration{}
+	// Every key the file names is a field of this version, by its exact
+	// name: nothing to drop, and encoding/json, whose field matching
+	// ignores case, decodes it as the kubelet's case-sensitive decoding
+	// does (the configuration has no field of an interface type, where
+	// that one keeps integers apart). An error is said as the kubelet's
+	// decoding says it, below.
+	if w.unknowns == 0 && !opts.slow && json.Unmarshal(js, cfg) == nil {
+		doc.Config = cfg
+		w.finish()
+		return doc, &w, nil
+	}
+	cfg = &v1beta1.KubeletConfiguration{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, cfg); err != nil {
 		return nil, nil, doc.typeError(err, js, v)
 	}
 	// Keep only what this kubelet version knows: it drops the rest.
+	// Numbers keep their text: an integer beyond 2^53 stays exact.
 	var obj map[string]any
-	if err := json.Unmarshal(js, &obj); err != nil {
+	jdec := json.NewDecoder(bytes.NewReader(js))
+	jdec.UseNumber()
+	if err := jdec.Decode(&obj); err != nil {
 		return nil, nil, doc.typeError(err, js, v)
 	}
 	prune(obj, v)
