@@ -180,9 +180,12 @@ func decodeDoc(data []byte, opts DecodeOptions) (*Document, *walker, error) {
 			Message: "a second YAML document: the kubelet reads only the first and ignores the rest"})
 	}
 
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, nil, yamlError(opts.File, err)
+	js, ok := kubeletJSON(data, top)
+	if !ok || opts.slow {
+		var err error
+		if js, err = yaml.YAMLToJSON(data); err != nil {
+			return nil, nil, yamlError(opts.File, err)
+		}
 	}
 	doc.JSON = js
 	if !opts.AnyTypeMeta {

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/kubelet/config/v1beta1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -19,49 +21,7 @@ import (
 // fields kept), on every YAML file of testdata and documents written to
 // part the two, for every version.
 func TestShortDecodeAsGeneral(t *testing.T) {
-	var docs [][]byte
-	err := filepath.WalkDir("../testdata", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if ext := filepath.Ext(p); !d.IsDir() && (ext == ".yaml" || ext == ".conf") {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if len(data) <= 16<<10 {
-				docs = append(docs, data)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, extra := range []string{
-		"maxPods: 9007199254740993\npodPidsLimit: 9223372036854775807\n",
-		"MaxPods: 5\nmaxPods: 6\n",
-		"maxpods: 5\n",
-		"maxPods: 1.0\n",
-		"maxPods: 1e2\n",
-		"maxPods: \"7\"\n",
-		"evictionHard: {}\nfeatureGates: {}\nclusterDNS: []\n",
-		"evictionHard:\n  Memory.Available: 1Gi\n",
-		"registerWithTaints:\n- key: a\n  effect: NoSchedule\n  Value: b\n",
-		"reservedMemory:\n- numaNode: 0\n  limits:\n    memory: 1000Mi\n",
-		"logging:\n  format: json\n  options:\n    json:\n      infoBufferSize: 1Mi\n",
-		"authentication:\n  webhook:\n    Enabled: true\n",
-		"base: &b\n  maxPods: 3\n<<: *b\n",
-		"<<: {maxPods: 4}\nmaxPods: 5\n",
-		"tracing:\n  endpoint: x\n  samplingRatePerMillion: 10\n",
-		"crashLoopBackOff:\n  maxContainerRestartPeriod: 10s\n",
-		"syncFrequency: 1x\n",
-		"enableServer: yes\nfailSwapOn: off\n",
-		"staticPodURLHeader:\n  A: [b, c]\n",
-		"systemReserved: null\nkubeReserved: ~\n",
-	} {
-		docs = append(docs, []byte(header+extra))
-	}
+	docs := yamlCorpus(t)
 	for _, v := range schema.Versions() {
 		for _, data := range docs {
 			opts := DecodeOptions{File: "f.yaml", Version: v}
@@ -106,4 +66,101 @@ func TestConfigurationHasNoInterfaceField(t *testing.T) {
 	if found := walk(reflect.TypeOf(v1beta1.KubeletConfiguration{}), ""); len(found) > 0 {
 		t.Errorf("fields of an interface type: %v", found)
 	}
+}
+
+// TestKubeletJSONAsYAMLToJSON holds the JSON made from kubeletcfg's parse
+// to sigs.k8s.io/yaml's, the kubelet's, wherever it is made.
+func TestKubeletJSONAsYAMLToJSON(t *testing.T) {
+	docs := yamlCorpus(t)
+	made := 0
+	for _, data := range docs {
+		checkKubeletJSON(t, data, &made)
+	}
+	if made < len(docs)/2 {
+		t.Errorf("the JSON was made from the parse for %d of %d documents only", made, len(docs))
+	}
+}
+
+func checkKubeletJSON(t *testing.T, data []byte, made *int) {
+	var root yamlv3.Node
+	if yamlv3.Unmarshal(data, &root) != nil || root.Kind != yamlv3.DocumentNode || len(root.Content) == 0 {
+		return
+	}
+	got, ok := kubeletJSON(data, root.Content[0])
+	want, err := yaml.YAMLToJSON(data)
+	if !ok {
+		return
+	}
+	*made++
+	if err != nil {
+		t.Errorf("%q: made %s, where the kubelet's reader fails: %v", data, got, err)
+		return
+	}
+	if string(got) != string(want) {
+		t.Errorf("%q:\nmade     %s\nkubelet's %s", data, got, want)
+	}
+}
+
+// yamlCorpus is every YAML file of testdata (up to 16 KiB) and documents
+// written to part two readings.
+func yamlCorpus(t *testing.T) [][]byte {
+	var docs [][]byte
+	err := filepath.WalkDir("../testdata", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if ext := filepath.Ext(p); !d.IsDir() && (ext == ".yaml" || ext == ".conf") {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if len(data) <= 16<<10 {
+				docs = append(docs, data)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range []string{
+		"maxPods: 9007199254740993\npodPidsLimit: 9223372036854775807\n",
+		"MaxPods: 5\nmaxPods: 6\n",
+		"maxpods: 5\n",
+		"maxPods: 1.0\n",
+		"maxPods: 1e2\n",
+		"maxPods: \"7\"\n",
+		"evictionHard: {}\nfeatureGates: {}\nclusterDNS: []\n",
+		"evictionHard:\n  Memory.Available: 1Gi\n",
+		"registerWithTaints:\n- key: a\n  effect: NoSchedule\n  Value: b\n",
+		"reservedMemory:\n- numaNode: 0\n  limits:\n    memory: 1000Mi\n",
+		"logging:\n  format: json\n  options:\n    json:\n      infoBufferSize: 1Mi\n",
+		"authentication:\n  webhook:\n    Enabled: true\n",
+		"base: &b\n  maxPods: 3\n<<: *b\n",
+		"<<: {maxPods: 4}\nmaxPods: 5\n",
+		"tracing:\n  endpoint: x\n  samplingRatePerMillion: 10\n",
+		"crashLoopBackOff:\n  maxContainerRestartPeriod: 10s\n",
+		"syncFrequency: 1x\n",
+		"enableServer: yes\nfailSwapOn: off\n",
+		"staticPodURLHeader:\n  A: [b, c]\n",
+		"systemReserved: null\nkubeReserved: ~\n",
+	} {
+		docs = append(docs, []byte(header+extra))
+	}
+	for _, extra := range []string{
+		"a: yes\nb: No\nc: on\nd: OFF\ne: y\nf: N\ng: ~\nh: null\ni:\nj: Null\nk: yEs\n",
+		"a: 0777\nb: 0x1F\nc: 0o17\nd: 0b101\ne: -0b11\nf: 1_000\ng: +5\nh: -0\ni: 9223372036854775808\nj: 18446744073709551616\nk: 1e3\nl: .5\nm: 5.\nn: -1.5e-3\no: 1e999\np: 0.0.0.0\nq: 1:30\nr: 190:20:30\n",
+		"a: .inf\n", "a: -.Inf\n", "a: .NaN\n", "a: 2001-12-14\nb: 2001-12-14t21:59:43.10-05:00\nc: 2001-12-14 21:59:43.10\nd: 2001-12-14T21:59:43.10Z\ne: 20011214\n",
+		"a: 'yes'\nb: \"0777\"\nc: 'it''s'\nd: \"tab\\there\\u00e9\"\ne: <<\nf: '<<'\n",
+		"yes: 1\n", "1: a\n", "'1': a\n", "null: a\n", "~: a\n", "2001-12-14: a\n", "1.5: a\n", "true: a\n", "'true': a\n",
+		"a: {b: [1, {c: d}], e: []}\nf: [ ]\ng: {}\n",
+		"a: b: c\n", "a:\n  - b\n  -\n  - - c\n", "a: \"multi\n  line\"\nb: plain\n  folded\n",
+		"a: |\n  x\n", "a: >-\n  x\n", "a: !!str 1\n", "a: &x 1\nb: *x\n", "<<: {a: 1}\n",
+		"a: 1\na: 2\n", "a: x # comment\n# c\nb: y#z\n", "%YAML 1.1\n---\na: 1\n", "a:\t1\n", "a: 1\r\n", "\xef\xbb\xbfa: 1\n",
+		"a: <tag>&amp;</tag>\n", "a: \"\\x41\\U0001F600\"\n", "- 1\n- two\n", "--- \na: 1\n...\n", "a: -\nb: '-'\nc: --- \n",
+		"a: [1, 2,]\n", "? a\n: b\n", "a: @x\n", "a: `x\n", "a: %x\n", "a: !x\n",
+	} {
+		docs = append(docs, []byte(header+extra), []byte(extra))
+	}
+	return docs
 }

@@ -19,12 +19,15 @@ func FuzzDecode(f *testing.F) {
 		header + "'<<': {maxPods: 4}\n!!merge <<: {maxPods: 4}\n",
 		`{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration","logging":{"format":"json"}}`,
 		"- 1\n",
+		header + "maxPods: 0x10\nfailSwapOn: yes\nclusterDNS: [1.2.3.4, 2001-12-14]\nstaticPodURLHeader: {a: ['1', \"2\"]}\n",
 		"",
 	} {
 		f.Add([]byte(seed))
 	}
 	v := schema.Newest()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The JSON made from kubeletcfg's parse is the kubelet's reader's.
+		checkKubeletJSON(t, data, new(int))
 		doc, err := Decode(data, DecodeOptions{File: "fuzz.yaml", Version: v})
 		if err != nil {
 			if !IsProblem(err) {

@@ -1,0 +1,241 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// The kubelet reads a configuration file with sigs.k8s.io/yaml: go-yaml v2
+// reads the YAML (YAML 1.1: yes is true, 0777 is octal) into Go values and
+// encoding/json prints them. Decode parses every file with go-yaml v3 for
+// the positions of its keys anyway; parsing it a second time with v2 took
+// as long again. kubeletJSON makes the same JSON from the v3 tree, resolving
+// each plain scalar by v2's rules, for documents made only of what both
+// parsers read alike: mappings, lists, plain and quoted scalars. Anything
+// else (anchors, aliases, merge keys, tags, block scalars, keys that are not
+// strings, tabs, carriage returns, directives, numbers JSON has no form for)
+// takes v2's own reading. Tests hold the two equal.
+
+// kubeletJSON is sigs.k8s.io/yaml's YAMLToJSON of data, whose first
+// document's top node is top; false when data is not plain enough.
+func kubeletJSON(data []byte, top *yamlv3.Node) ([]byte, bool) {
+	if !plainText(data) {
+		return nil, false
+	}
+	v, ok := jsonValue(top)
+	if !ok {
+		return nil, false
+	}
+	js, err := json.Marshal(v)
+	return js, err == nil
+}
+
+// plainText refuses the bytes where the two parsers might part: tabs and
+// carriage returns (white space rules), directives, byte order marks, text
+// that is not UTF-8, and any "!" (v3 takes the non-specific tag "!" in for
+// an implicit one: "! 1" is the string "1" to v2, an int to v3's tree).
+func plainText(data []byte) bool {
+	if bytes.IndexAny(data, "\t\r!") >= 0 || !utf8.Valid(data) || bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		return false
+	}
+	return len(data) == 0 || data[0] != '%' && !bytes.Contains(data, []byte("\n%"))
+}
+
+// special are the styles that take v2's own reading.
+const special = yamlv3.TaggedStyle | yamlv3.LiteralStyle | yamlv3.FoldedStyle
+
+func jsonValue(n *yamlv3.Node) (any, bool) {
+	if n.Anchor != "" || n.Style&special != 0 {
+		return nil, false
+	}
+	switch n.Kind {
+	case yamlv3.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yamlv3.ScalarNode || k.Anchor != "" || k.Style&special != 0 {
+				return nil, false
+			}
+			key := k.Value
+			if k.Style&(yamlv3.SingleQuotedStyle|yamlv3.DoubleQuotedStyle) == 0 {
+				if key == "<<" {
+					return nil, false // a merge key
+				}
+				if r, ok := resolvePlain(key); !ok || r != any(key) {
+					return nil, false // a key that is not a string
+				}
+			}
+			val, ok := jsonValue(n.Content[i+1])
+			if !ok {
+				return nil, false
+			}
+			m[key] = val // the last of duplicate keys wins, as in v2
+		}
+		return m, true
+	case yamlv3.SequenceNode:
+		out := make([]any, len(n.Content))
+		for i, e := range n.Content {
+			v, ok := jsonValue(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = v
+		}
+		return out, true
+	case yamlv3.ScalarNode:
+		if n.Style&(yamlv3.SingleQuotedStyle|yamlv3.DoubleQuotedStyle) != 0 {
+			return n.Value, true
+		}
+		return resolvePlain(n.Value)
+	}
+	return nil, false
+}
+
+// yaml11Words are the plain scalars go-yaml v2 reads as booleans and nulls
+// (its floats .inf and .nan have no JSON form).
+var yaml11Words = map[string]any{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
+	"true": true, "True": true, "TRUE": true,
+	"on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false,
+	"false": false, "False": false, "FALSE": false,
+	"off": false, "Off": false, "OFF": false,
+	"": nil, "~": nil, "null": nil, "Null": nil, "NULL": nil,
+}
+
+// resolvePlain is the Go value go-yaml v2 decodes a plain scalar into an
+// interface{} as: a boolean, nil, an int, a uint64, a float64, else the
+// string (a timestamp too: v2 keeps its text there). false for a value
+// YAMLToJSON cannot print, or the merge key.
+func resolvePlain(s string) (any, bool) {
+	if s == "" {
+		return nil, true
+	}
+	c := s[0]
+	switch {
+	case c == '+' || c == '-' || c >= '0' && c <= '9' || c == '.' || strings.IndexByte("yYnNtTfFoO~", c) >= 0:
+	default:
+		return s, true // no hint: a string
+	}
+	if v, ok := yaml11Words[s]; ok {
+		return v, true
+	}
+	switch s {
+	case ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF":
+		return nil, false
+	}
+	switch {
+	case c == '.':
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return finite(f)
+		}
+	case c == '+' || c == '-' || c >= '0' && c <= '9':
+		if isTimestamp(s) {
+			return s, true
+		}
+		plain := strings.ReplaceAll(s, "_", "")
+		if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
+			return int(i), true
+		}
+		if u, err := strconv.ParseUint(plain, 0, 64); err == nil {
+			return u, true
+		}
+		if yamlFloat(plain) {
+			if f, err := strconv.ParseFloat(plain, 64); err == nil {
+				return finite(f)
+			}
+		}
+		if rest, ok := strings.CutPrefix(plain, "0b"); ok {
+			if i, err := strconv.ParseInt(rest, 2, 64); err == nil {
+				return int(i), true
+			}
+			if u, err := strconv.ParseUint(rest, 2, 64); err == nil {
+				return u, true
+			}
+		} else if rest, ok := strings.CutPrefix(plain, "-0b"); ok {
+			if i, err := strconv.ParseInt("-"+rest, 2, 64); err == nil {
+				return int(i), true
+			}
+		}
+	}
+	return s, true
+}
+
+func finite(f float64) (any, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, false
+	}
+	return f, true
+}
+
+// yamlFloat matches go-yaml v2's float form:
+// ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$
+func yamlFloat(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	} else {
+		if digits() == 0 {
+			return false
+		}
+		if i < len(s) && s[i] == '.' {
+			i++
+			digits()
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// timestampForms are the forms go-yaml v2 reads a timestamp in.
+var timestampForms = []string{
+	"2006-1-2T15:4:5.999999999Z07:00",
+	"2006-1-2t15:4:5.999999999Z07:00",
+	"2006-1-2 15:4:5.999999999",
+	"2006-1-2",
+}
+
+func isTimestamp(s string) bool {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i != 4 || i == len(s) || s[i] != '-' {
+		return false
+	}
+	for _, f := range timestampForms {
+		if _, err := time.Parse(f, s); err == nil {
+			return true
+		}
+	}
+	return false
+}
