@@ -7,7 +7,10 @@ package flags
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/spf13/pflag"
@@ -45,8 +48,59 @@ func (e *Error) Error() string {
 }
 
 // Parse reads args (one argument per word, as the kubelet receives them) for
-// kubelet v.
+// kubelet v. A run parses the same command line several times (audit,
+// apply's two layerings): it is parsed once, each caller getting its own
+// copy.
 func Parse(args []string, v *schema.Version) (*CommandLine, error) {
+	key, keep := parsedKey(args, v)
+	if keep {
+		parsesMu.Lock()
+		cl, ok := parses[key]
+		parsesMu.Unlock()
+		if ok {
+			return cl.clone(), nil
+		}
+	}
+	cl, err := parseArgs(args, v)
+	if err != nil || !keep {
+		return cl, err
+	}
+	parsesMu.Lock()
+	if len(parses) >= 64 {
+		clear(parses)
+	}
+	parses[key] = cl
+	parsesMu.Unlock()
+	return cl.clone(), nil
+}
+
+var (
+	parsesMu sync.Mutex
+	parses   = map[string]*CommandLine{}
+)
+
+// parsedKey is what a parse is remembered by: the version and the words,
+// each after its length; false for command lines too long to keep.
+func parsedKey(args []string, v *schema.Version) (string, bool) {
+	var b strings.Builder
+	b.WriteString(v.Minor)
+	for _, a := range args {
+		if b.Len()+len(a) > 64<<10 {
+			return "", false
+		}
+		b.WriteString("\x00")
+		b.WriteString(strconv.Itoa(len(a)))
+		b.WriteString(":")
+		b.WriteString(a)
+	}
+	return b.String(), true
+}
+
+func (cl *CommandLine) clone() *CommandLine {
+	return &CommandLine{Version: cl.Version, Occurrences: slices.Clone(cl.Occurrences)}
+}
+
+func parseArgs(args []string, v *schema.Version) (*CommandLine, error) {
 	for i, a := range args {
 		if err := checkDashes(a, i); err != nil {
 			return nil, err
