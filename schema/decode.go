@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // The embedded data is read by every command, and encoding/json takes ~1.5
@@ -22,7 +23,15 @@ type reader struct {
 	i int
 }
 
-func newReader(raw []byte) *reader { return &reader{s: string(raw), b: raw} }
+// newReader reads raw, which nothing may change after: its strings share
+// raw's memory (the embedded files are read into copies of their own, and
+// every reader of the tables only reads).
+func newReader(raw []byte) *reader {
+	if len(raw) == 0 {
+		return &reader{b: raw}
+	}
+	return &reader{s: unsafe.String(unsafe.SliceData(raw), len(raw)), b: raw}
+}
 
 func (r *reader) err(what string) error {
 	return fmt.Errorf("offset %d: %s", r.i, what)
