@@ -154,9 +154,19 @@ func IsNested(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct || t == durationType {
 		return false
 	}
-	_, custom := reflect.PointerTo(t).MethodByName("UnmarshalJSON")
-	return !custom
+	if n, ok := nested.Load(t); ok {
+		return n.(bool)
+	}
+	n := !reflect.PointerTo(t).Implements(jsonUnmarshaler)
+	nested.Store(t, n)
+	return n
 }
+
+// nested caches IsNested by type: it is asked for every field of every
+// configuration defaulted.
+var nested sync.Map
+
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
 // dependentDefaults are the defaults the kubelet derives from other fields.
 func dependentDefaults(out, in *v1beta1.KubeletConfiguration) {
