@@ -164,3 +164,48 @@ func yamlCorpus(t *testing.T) [][]byte {
 	}
 	return docs
 }
+
+// TestToMapAsRoundTrip holds the walk of a configuration to the JSON round
+// trip it stands for, on every configuration of the corpus (as decoded and
+// as defaulted) for four versions, every version's defaults and flags-only
+// baseline, and values with their own JSON.
+func TestToMapAsRoundTrip(t *testing.T) {
+	var cfgs []*v1beta1.KubeletConfiguration
+	corpus := yamlCorpus(t)
+	for i, v := range schema.Versions() {
+		cfgs = append(cfgs, FlagsBaseline(v), Default(&v1beta1.KubeletConfiguration{}, v))
+		if i%4 != 0 && v != schema.Newest() {
+			continue // the corpus through 1.28, 1.32, 1.36 and 1.37
+		}
+		for _, data := range corpus {
+			doc, _, err := decodeDoc(data, DecodeOptions{Version: v, AllowUnknownFields: true, AnyTypeMeta: true})
+			if err != nil || doc.Config == nil {
+				continue
+			}
+			cfgs = append(cfgs, doc.Config, Default(doc.Config, v))
+		}
+	}
+	odd := &v1beta1.KubeletConfiguration{MaxPods: -1, PodPidsLimit: ptr(int64(1) << 60), ClusterDNS: []string{}, EvictionHard: map[string]string{},
+		FeatureGates: map[string]bool{"A": true}, StaticPodURLHeader: map[string][]string{"h": nil, "i": {}}, ProviderID: "é\u2028<&>"}
+	cfgs = append(cfgs, odd, &v1beta1.KubeletConfiguration{})
+	walked := 0
+	for i, cfg := range cfgs {
+		want, err := toMap(cfg, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := jsonOf(reflect.ValueOf(cfg).Elem())
+		if !ok {
+			continue
+		}
+		walked++
+		if !reflect.DeepEqual(got, any(want)) {
+			t.Errorf("configuration %d: walked\n%v\nround trip\n%v", i, got, want)
+		}
+	}
+	if walked < len(cfgs)*9/10 {
+		t.Errorf("walked %d of %d configurations only", walked, len(cfgs))
+	}
+}
+
+func ptr[T any](x T) *T { return &x }

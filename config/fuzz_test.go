@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -38,6 +39,12 @@ func FuzzDecode(f *testing.F) {
 		// Anything that decodes must default and render without panicking,
 		// and rendering must be stable.
 		eff := Default(doc.Config, v)
+		// The walk of a configuration gives what its JSON round trip gives.
+		if got, ok := jsonOf(reflect.ValueOf(eff).Elem()); ok {
+			if want, err := toMap(eff, true); err != nil || !reflect.DeepEqual(got, any(want)) {
+				t.Fatalf("walked %v, round trip %v (%v)", got, want, err)
+			}
+		}
 		a, err := JSON(eff, v)
 		if err != nil {
 			t.Fatal(err)

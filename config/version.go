@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
@@ -56,12 +57,8 @@ func JSON(cfg *v1beta1.KubeletConfiguration, v *schema.Version) ([]byte, error) 
 
 // ToMap is JSON as a generic map.
 func ToMap(cfg *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]any, error) {
-	raw, err := json.Marshal(cfg)
+	m, err := toMap(cfg, false)
 	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
 	prune(m, v)
@@ -79,4 +76,23 @@ func Prune(cfg *v1beta1.KubeletConfiguration, v *schema.Version) (*v1beta1.Kubel
 	}
 	out := &v1beta1.KubeletConfiguration{}
 	return out, json.Unmarshal(js, out)
+}
+
+// toMap is cfg as JSON read back into a map: walked (jsonOf) where it can
+// be, else (or when slow) printed and read.
+func toMap(cfg *v1beta1.KubeletConfiguration, slow bool) (map[string]any, error) {
+	if cfg != nil && !slow {
+		if m, ok := jsonOf(reflect.ValueOf(cfg).Elem()); ok {
+			return m.(map[string]any), nil
+		}
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
