@@ -109,6 +109,21 @@ func TestResolveAsByPrefix(t *testing.T) {
 		if serr != nil || !os.SameFile(sfi, wfi) {
 			t.Errorf("Stat(%q) = %v, %v; want %v", p, sfi, serr, wfi)
 		}
+		// Open and ReadDir read, from the walk's directory, what the
+		// resolved path names from the root.
+		if wfi.Mode().IsRegular() {
+			data, err := r.ReadFile(p, Config)
+			if want, _ := os.ReadFile(filepath.Join(root, want)); err != nil || string(data) != string(want) {
+				t.Errorf("ReadFile(%q) = %q, %v; want %q", p, data, err, want)
+			}
+		}
+		if wfi.IsDir() {
+			names, err := r.ReadDir(p)
+			entries, _ := os.ReadDir(filepath.Join(root, want))
+			if err != nil || len(names) != len(entries) {
+				t.Errorf("ReadDir(%q) = %v, %v; want %d entries", p, names, err, len(entries))
+			}
+		}
 	}
 }
 

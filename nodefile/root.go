@@ -62,22 +62,49 @@ func (n *Root) Resolve(p string) (string, error) {
 
 // resolve is Resolve, with what the resolved path names when the last step
 // looked at it (nil for the root itself, or after a last "..").
-//
-// It walks down with the directories of the resolved part held open, each
-// name looked at in its own directory: one lstat per component, where an
-// lstat of the whole prefix from the root would walk it again each time.
 func (n *Root) resolve(p string) (string, fs.FileInfo, error) {
+	w, err := n.walk(p)
+	defer w.close()
+	return w.res, w.last, err
+}
+
+// walked is where a walk down a path ended: the resolved path res, what
+// it names (last, when the walk looked at it) and the open directories of
+// its components, the last of which holds it.
+type walked struct {
+	res   string
+	last  fs.FileInfo
+	names []string
+	dirs  []*os.Root // dirs[i]: the directory of names[:i]
+}
+
+func (w walked) close() {
+	for _, d := range w.dirs[1:] {
+		d.Close()
+	}
+}
+
+// in is the directory that holds the resolved path and its name there,
+// when the walk opened it; false for the root itself and after a last "..".
+func (w walked) in() (*os.Root, string, bool) {
+	if w.last == nil || len(w.names) == 0 || len(w.dirs) < len(w.names) {
+		return nil, "", false
+	}
+	return w.dirs[len(w.names)-1], w.names[len(w.names)-1], true
+}
+
+// walk walks down p with the directories of the resolved part held open,
+// each name looked at in its own directory: one lstat per component, where
+// an lstat of the whole prefix from the root would walk it again each
+// time. The caller closes what it returns, error or not.
+func (n *Root) walk(p string) (w walked, err error) {
 	todo := splitPath(p)
 	// names are the components of the resolved part; dirs[i] is the
 	// directory of names[:i] (dirs[0] the root), opened when a name in it
 	// is looked at.
 	var names []string
 	dirs := []*os.Root{n.r}
-	defer func() {
-		for _, d := range dirs[1:] {
-			d.Close()
-		}
-	}()
+	defer func() { w.names, w.dirs = names, dirs }()
 	var last fs.FileInfo
 	links := 0
 	for len(todo) > 0 {
@@ -103,13 +130,13 @@ func (n *Root) resolve(p string) (string, fs.FileInfo, error) {
 				if _, lerr := n.r.Lstat(rel(next)); lerr != nil {
 					err = lerr
 				}
-				return path.Join(append([]string{next}, todo...)...), nil, nodeError("stat", p, err)
+				return walked{res: path.Join(append([]string{next}, todo...)...)}, nodeError("stat", p, err)
 			}
 			dirs = append(dirs, d)
 		}
 		fi, err := dirs[len(dirs)-1].Lstat(c)
 		if err != nil {
-			return path.Join(append([]string{next}, todo...)...), nil, nodeError("stat", p, err)
+			return walked{res: path.Join(append([]string{next}, todo...)...)}, nodeError("stat", p, err)
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			names = append(names, c)
@@ -117,11 +144,11 @@ func (n *Root) resolve(p string) (string, fs.FileInfo, error) {
 			continue
 		}
 		if links++; links > maxLinks {
-			return next, nil, &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
+			return walked{res: next}, &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
 		}
 		target, err := dirs[len(dirs)-1].Readlink(c)
 		if err != nil {
-			return next, nil, nodeError("readlink", p, err)
+			return walked{res: next}, nodeError("readlink", p, err)
 		}
 		if path.IsAbs(target) {
 			names = names[:0]
@@ -133,7 +160,7 @@ func (n *Root) resolve(p string) (string, fs.FileInfo, error) {
 		last = nil
 		todo = append(splitPath(target), todo...)
 	}
-	return "/" + path.Join(names...), last, nil
+	return walked{res: "/" + path.Join(names...), last: last}, nil
 }
 
 // splitPath returns the components of p without empty and "." ones.
@@ -167,11 +194,16 @@ func (n *Root) Stat(p string) (string, fs.FileInfo, error) {
 
 // Open opens the regular file node path p names, as the package's Open does.
 func (n *Root) Open(p string, k Kind) (io.ReadCloser, error) {
-	res, err := n.Resolve(p)
+	w, err := n.walk(p)
+	defer w.close()
 	if err != nil {
 		return nil, err
 	}
-	f, err := openIn(n.r, rel(res), p, k)
+	dir, name, ok := w.in()
+	if !ok {
+		dir, name = n.r, rel(w.res)
+	}
+	f, err := openIn(dir, name, p, k)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -194,11 +226,16 @@ func (n *Root) ReadFile(p string, k Kind) ([]byte, error) {
 
 // ReadDir returns the names in directory p, sorted.
 func (n *Root) ReadDir(p string) ([]string, error) {
-	res, err := n.Resolve(p)
+	w, err := n.walk(p)
+	defer w.close()
 	if err != nil {
 		return nil, err
 	}
-	f, err := n.r.Open(rel(res))
+	dir, name, ok := w.in()
+	if !ok {
+		dir, name = n.r, rel(w.res)
+	}
+	f, err := dir.Open(name)
 	if err != nil {
 		return nil, nodeError("open", p, err)
 	}
