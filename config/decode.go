@@ -152,11 +152,19 @@ func decodeDoc(data []byte, opts DecodeOptions) (*Document, *walker, error) {
 		return nil, nil, fail(0, 0, "", "the file is empty (the kubelet refuses an empty config file)")
 	}
 	var root yamlv3.Node
-	// One document (no line starts a second): parsed from the bytes, with
-	// no reader and its buffer.
+	// Plain block YAML: parsed by parseBlock. Else one document (no line
+	// starts a second): parsed by go-yaml from the bytes, with no reader
+	// and its buffer.
+	var block *yamlv3.Node
+	isBlock := false
+	if !opts.slow {
+		block, isBlock = parseBlock(data)
+	}
 	single := !opts.slow && !bytes.Contains(data, []byte("\n---")) && !bytes.Contains(data, []byte("\n...")) && !bytes.HasPrefix(data, []byte("..."))
 	var dec *yamlv3.Decoder
-	if single {
+	if isBlock {
+		root = *block
+	} else if single {
 		if err := yamlv3.Unmarshal(data, &root); err != nil {
 			return nil, nil, yamlError(opts.File, err)
 		}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -159,6 +160,12 @@ func yamlCorpus(t *testing.T) [][]byte {
 		"a: 1\na: 2\n", "a: x # comment\n# c\nb: y#z\n", "%YAML 1.1\n---\na: 1\n", "a:\t1\n", "a: 1\r\n", "\xef\xbb\xbfa: 1\n",
 		"a: <tag>&amp;</tag>\n", "a: \"\\x41\\U0001F600\"\n", "- 1\n- two\n", "--- \na: 1\n...\n", "a: -\nb: '-'\nc: --- \n",
 		"a: [1, 2,]\n", "? a\n: b\n", "a: @x\n", "a: `x\n", "a: %x\n", "a: !x\n",
+		"a:\n- 1\n- b\nc: 3\n", "a:\n  - 1\n  - 2\nb:\n  c:\n    d: e\n", "- a: 1\n  b: 2\n- c: 3\n", "a:\n- x: 1\n  y: 2\n- z\n",
+		"a:   b   \n'c d': e\n\"f\": g\nh: 'it''s'  # c\ni: \"q\" #c\n", "a b: c d\n", "a: http://x:80/y\nb: b#c\nc: b #c\nd: -1\ne: -x\nf: :x\ng: ?x\n",
+		"a:\n   b: 1\n  c: 2\n", "a:\n  b: 1\n   c: 2\n", "a: 1\n b: 2\n", "- a\n -b\n", "a:\n-\n", "a: -\n", "a: - b\n", "a: b:\n",
+		"a: 'x'y\n", "a: \"x\"y\n", "a: 'x\n", "a: {}\nb: []\nc: {} # x\nd: [] x\n", "a:\n\n  # c\n  b: 1\n# d\nc: 2\n", "a: 1 # x: y\n",
+		"a:\n  - b: 1\n    c:\n      - 2\n  - d\n", "'a': 1\n'': 2\n\"\": 3\n", "a: ''\nb: \"\"\n", "a:  \nb: 1\n", "a: # c\n  b: 1\n",
+		"  a: 1\n", "a: 1\n  # c\nb: 2\n", "a:\n  b: c\n  d:\n  e: f\n", "- - a\n", "-\n  a: 1\n", "a: 'b' : c\n",
 	} {
 		docs = append(docs, []byte(header+extra), []byte(extra))
 	}
@@ -209,3 +216,46 @@ func TestToMapAsRoundTrip(t *testing.T) {
 }
 
 func ptr[T any](x T) *T { return &x }
+
+// TestParseBlockAsGoYAML holds parseBlock's tree to go-yaml v3's wherever
+// it makes one.
+func TestParseBlockAsGoYAML(t *testing.T) {
+	docs := yamlCorpus(t)
+	made := 0
+	for _, data := range docs {
+		checkParseBlock(t, data, &made)
+	}
+	if made < len(docs)/2 {
+		t.Errorf("parsed %d of %d documents only", made, len(docs))
+	}
+}
+
+func checkParseBlock(t *testing.T, data []byte, made *int) {
+	got, ok := parseBlock(data)
+	if !ok {
+		return
+	}
+	*made++
+	var want yamlv3.Node
+	if err := yamlv3.Unmarshal(data, &want); err != nil {
+		t.Errorf("%q: parsed, where go-yaml v3 fails: %v", data, err)
+		return
+	}
+	if diff := sameTree(got, &want, "doc"); diff != "" {
+		t.Errorf("%q: %s", data, diff)
+	}
+}
+
+func sameTree(a, b *yamlv3.Node, at string) string {
+	if a.Kind != b.Kind || a.Style != b.Style || a.Value != b.Value || a.Line != b.Line || a.Column != b.Column ||
+		a.Anchor != b.Anchor || a.ShortTag() != b.ShortTag() || len(a.Content) != len(b.Content) {
+		return fmt.Sprintf("%s: parsed {kind %d style %d %q %d:%d %s %d} go-yaml {kind %d style %d %q %d:%d %s %d}", at,
+			a.Kind, a.Style, a.Value, a.Line, a.Column, a.ShortTag(), len(a.Content), b.Kind, b.Style, b.Value, b.Line, b.Column, b.ShortTag(), len(b.Content))
+	}
+	for i := range a.Content {
+		if d := sameTree(a.Content[i], b.Content[i], fmt.Sprintf("%s/%d", at, i)); d != "" {
+			return d
+		}
+	}
+	return ""
+}

@@ -29,6 +29,8 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The JSON made from kubeletcfg's parse is the kubelet's reader's.
 		checkKubeletJSON(t, data, new(int))
+		// The tree parsed by parseBlock is go-yaml v3's.
+		checkParseBlock(t, data, new(int))
 		doc, err := Decode(data, DecodeOptions{File: "fuzz.yaml", Version: v})
 		if err != nil {
 			if !IsProblem(err) {
