@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubelet/config/v1beta1"
 
@@ -30,10 +31,11 @@ type target struct {
 	kubelet            kubeletapi.Node
 }
 
-// listNodes lists the Nodes a label selector picks, page by page, keeping
-// only what the scan needs of each.
-func listNodes(ctx context.Context, c rest.Interface, selector string) ([]target, error) {
-	var out []target
+// listNodes lists the Nodes a label selector picks, page by page (limit
+// and continue), and hands each page on as the targets it keeps of its
+// Nodes, with how many Nodes the API server says are left (0 when it does
+// not say); the page's objects are let go before the next is asked for.
+func listNodes(ctx context.Context, c rest.Interface, selector string, page func([]target, int64) error) error {
 	next := ""
 	for {
 		list := &corev1.NodeList{}
@@ -45,15 +47,27 @@ func listNodes(ctx context.Context, c rest.Interface, selector string) ([]target
 			req = req.Param("continue", next)
 		}
 		if err := req.Do(ctx).Into(list); err != nil {
-			return nil, fmt.Errorf("list nodes: %w", err)
+			if apierrors.IsResourceExpired(err) {
+				return fmt.Errorf("list nodes: the API server no longer keeps the list being read (a scan slower than its list continuation lasts): %w", err)
+			}
+			return fmt.Errorf("list nodes: %w", err)
 		}
+		targets := make([]target, len(list.Items))
 		for i := range list.Items {
-			out = append(out, targetOf(&list.Items[i]))
+			targets[i] = targetOf(&list.Items[i])
 		}
-		if list.Continue == "" {
-			return out, nil
+		var remaining int64
+		if list.RemainingItemCount != nil {
+			remaining = *list.RemainingItemCount
 		}
 		next = list.Continue
+		list = nil
+		if err := page(targets, remaining); err != nil {
+			return err
+		}
+		if next == "" {
+			return nil
+		}
 	}
 }
 
@@ -91,6 +105,9 @@ type running struct {
 	perNode map[string]any
 }
 
+// maxAnswers bounds the answers analyses remembers.
+const maxAnswers = 1024
+
 // analyses caches what the scan makes of /configz answers: a fleet's nodes
 // mostly serve the same bytes, and where they do not (a providerID per
 // node), mostly the same defaults and the same shape.
@@ -111,9 +128,14 @@ func (a *analyses) of(raw []byte, v *schema.Version) (*running, error) {
 	key := sha256.Sum256(append([]byte(v.Minor+"\x00"), raw...))
 	a.mu.Lock()
 	if a.answers == nil {
-		a.answers = map[[sha256.Size]byte]*analysis{}
 		a.defaults = map[string]map[string]any{}
 		a.shapes = map[string]*shape{}
+	}
+	// Identical answers are analysed once; a fleet of distinct answers
+	// (a providerID per node) would keep one per node: past
+	// maxAnswers, the answers seen start over (the shapes stay).
+	if a.answers == nil || len(a.answers) >= maxAnswers {
+		a.answers = map[[sha256.Size]byte]*analysis{}
 	}
 	e, ok := a.answers[key]
 	if !ok {

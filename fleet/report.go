@@ -8,9 +8,15 @@
 package fleet
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 )
 
@@ -31,10 +37,71 @@ type Report struct {
 	// PerNodeFlags are the flags set per node by design, likewise.
 	PerNodeFlags []string      `json:"perNodeFlags"`
 	Elapsed      time.Duration `json:"-"`
-	Nodes        []Node        `json:"nodes"`
+	// Nodes are the nodes in list order (by name); with Options.Spill they
+	// are not here but given one at a time by EachNode.
+	Nodes []Node `json:"nodes"`
 	// Groups of read nodes, largest first.
 	Groups []Group `json:"groups"`
 	Skew   Skew    `json:"skew"`
+	// Concurrency says how many reads at once the scan made through the
+	// API server's proxy as its latency allowed (absent when direct).
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
+
+	total    int
+	rows     rows
+	grouping grouping
+}
+
+// Concurrency is how the scan paced its reads through the API server.
+type Concurrency struct {
+	// Max is --concurrency, Min the fewest reads at once it held to (it
+	// starts with 4 at most), Final where it ended.
+	Max   int `json:"max"`
+	Min   int `json:"min"`
+	Final int `json:"final"`
+	// BaseLatency is the median of the first reads, the pace the others
+	// were held to (milliseconds).
+	BaseLatency float64 `json:"baseLatencyMs"`
+}
+
+// EachNode calls fn with every node in list order, its group, match and
+// differences filled in.
+func (r *Report) EachNode(fn func(Node) error) error {
+	if r.rows == nil {
+		for _, n := range r.Nodes {
+			if err := fn(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return r.rows.each(func(c int, n Node) error {
+		if c >= 0 {
+			g := r.grouping.group[c]
+			n.Group, n.Differs = g, r.grouping.differs[c]
+			n.Matches = len(n.Differs) == 0
+		}
+		return fn(n)
+	})
+}
+
+// Close lets go of what the report keeps of its nodes (Options.Spill's
+// temporary file).
+func (r *Report) Close() error {
+	if r.rows == nil {
+		return nil
+	}
+	err := r.rows.close()
+	r.rows = nil
+	return err
+}
+
+// Total counts the nodes listed.
+func (r *Report) Total() int {
+	if r.rows == nil && len(r.Nodes) > 0 {
+		return len(r.Nodes)
+	}
+	return r.total
 }
 
 // Node is one Node object and what was read of it.
@@ -111,16 +178,19 @@ type Group struct {
 	// group (for the first of the group's nodes; all differ alike).
 	Differs []diff.Change  `json:"differs,omitempty"`
 	Sets    map[string]any `json:"sets,omitempty"`
-	// PerNode counts, per field set per node, the nodes per value.
-	PerNode map[string][]ValueCount `json:"perNode,omitempty"`
+	// PerNode counts, per field set per node, the nodes per value: the
+	// first 100 values one by one, the nodes of the others in PerNodeMore.
+	PerNode     map[string][]ValueCount `json:"perNode,omitempty"`
+	PerNodeMore map[string]int          `json:"perNodeMore,omitempty"`
 	// FlagsRead says the group's /flagz was read; Flags are then the flags
 	// its nodes run with away from the defaults (per-node flags aside), and
 	// FlagsDiffer how they differ from the largest group whose flags were
 	// read. PerNodeFlags counts, per flag set per node, the nodes per value.
-	FlagsRead    bool                    `json:"flagsRead"`
-	Flags        []kubeletapi.Flag       `json:"flags,omitempty"`
-	FlagsDiffer  []FlagChange            `json:"flagsDiffer,omitempty"`
-	PerNodeFlags map[string][]ValueCount `json:"perNodeFlags,omitempty"`
+	FlagsRead        bool                    `json:"flagsRead"`
+	Flags            []kubeletapi.Flag       `json:"flags,omitempty"`
+	FlagsDiffer      []FlagChange            `json:"flagsDiffer,omitempty"`
+	PerNodeFlags     map[string][]ValueCount `json:"perNodeFlags,omitempty"`
+	PerNodeFlagsMore map[string]int          `json:"perNodeFlagsMore,omitempty"`
 }
 
 // FlagChange is a flag that differs: Old in the largest group, New here
@@ -143,29 +213,65 @@ type ValueCount struct {
 	Count int    `json:"count"`
 }
 
-// Read counts the nodes whose configuration was read.
+// Read counts the nodes whose configuration was read: the groups' nodes.
 func (r *Report) Read() int {
 	n := 0
-	for _, node := range r.Nodes {
-		if node.Unreadable == nil {
-			n++
-		}
+	for _, g := range r.Groups {
+		n += g.Count
 	}
 	return n
 }
 
-// Drift says whether some read node does not match, or runs with other
-// flags than the largest group whose flags were read.
+// Drift says whether some read node does not match (a group does not), or
+// runs with other flags than the largest group whose flags were read.
 func (r *Report) Drift() bool {
-	for _, node := range r.Nodes {
-		if node.Unreadable == nil && !node.Matches {
-			return true
-		}
-	}
 	for _, g := range r.Groups {
-		if len(g.FlagsDiffer) > 0 {
+		if !g.Matches || len(g.FlagsDiffer) > 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// WriteJSON writes the report as jsonshape.Marshal writes it — the nodes
+// one at a time as EachNode gives them, never all held at once.
+func (r *Report) WriteJSON(w io.Writer) error {
+	shell := *r
+	shell.Nodes = nil
+	head, err := jsonshape.Marshal(&shell)
+	if err != nil {
+		return err
+	}
+	const nodes = "\n  \"nodes\": null"
+	at := bytes.Index(head, []byte(nodes))
+	if at < 0 {
+		return fmt.Errorf("fleet: no nodes in the report's JSON")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head[:at+len(nodes)-len("null")])
+	bw.WriteByte('[')
+	n := 0
+	err = r.EachNode(func(node Node) error {
+		row, err := json.MarshalIndent(node, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			bw.WriteString("\n    ")
+		} else {
+			bw.WriteString(",\n    ")
+		}
+		n++
+		_, err = bw.Write(row)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteByte(']')
+	bw.Write(head[at+len(nodes):])
+	return bw.Flush()
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/diff"
@@ -44,8 +45,14 @@ type Options struct {
 	KubeletCA string
 	Insecure  []string
 	// Progress, if set, is called after each node is read (or given up),
-	// one call at a time.
+	// one call at a time; total counts the nodes listed so far (and those
+	// the API server says are left, when it says).
 	Progress func(done, total int)
+	// Spill keeps the nodes' rows in a temporary file until the report is
+	// written (Report.EachNode) instead of in Report.Nodes: the scan's
+	// memory then grows with the distinct configurations, not the nodes.
+	// The caller closes the report.
+	Spill bool
 }
 
 // Scan reads every node's running configuration and reports. An error means
@@ -108,35 +115,48 @@ func Scan(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	targets, err := listNodes(ctx, client, o.Selector)
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(targets, func(i, j int) bool { return targets[i].name < targets[j].name })
-
-	rd := &reader{api: api, timeout: o.Timeout}
-	results := readAll(ctx, rd, targets, o.Concurrency, o.Progress)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	rep.Nodes = make([]Node, len(targets))
-	for i, t := range targets {
-		res := results[i]
-		n := Node{Name: t.name, KubeletVersion: t.version, Ready: t.ready, ReadyReason: t.readyReason,
-			Attempts: res.attempts, Unreadable: res.why, Notes: res.notes}
-		if r := res.r; r != nil {
-			n.Sets, n.PerNode = r.sets, r.perNode
-			n.Flags, n.FlagsForm, n.FlagsUnread = res.flags, res.flagsForm, res.flagsWhy
+	var store rows = &memRows{}
+	if o.Spill {
+		fr, err := newFileRows()
+		if err != nil {
+			return nil, err
 		}
-		rep.Nodes[i] = n
+		store = fr
+	}
+	agg := newAggregate(store, rep.APIServerVersion)
+	rd := &reader{api: api, timeout: o.Timeout}
+	var lim *limiter
+	if via == kubeletapi.Proxy {
+		// Through the proxy every read is the API server's work: as many
+		// at once as its latency allows (see limiter).
+		lim = newLimiter(o.Concurrency)
+	}
+	if err := readAll(ctx, client, o.Selector, rd, agg, o.Concurrency, lim, o.Progress); err != nil {
+		store.close()
+		return nil, err
 	}
 	if ref != nil {
 		rep.Reference = ref.name
 	}
-	if err := group(rep, results, ref); err != nil {
+	gr, err := agg.groups(rep, ref)
+	if err != nil {
+		store.close()
 		return nil, err
 	}
-	rep.Skew = skewOf(rep, results)
+	rep.Skew = agg.skew(rep, gr)
+	rep.total, rep.rows, rep.grouping = agg.total, store, gr
+	if lim != nil {
+		rep.Concurrency = lim.report()
+	}
+	if !o.Spill {
+		if err := rep.EachNode(func(n Node) error {
+			rep.Nodes = append(rep.Nodes, n)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		rep.rows = nil
+	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
 }
@@ -169,157 +189,76 @@ func (res result) flagsKey() (string, []kubeletapi.Flag) {
 	return string(key), shared
 }
 
-// readAll reads the targets with at most concurrency reads at once.
-func readAll(ctx context.Context, rd *reader, targets []target, concurrency int, progress func(done, total int)) []result {
-	results := make([]result, len(targets))
-	var next, done atomic.Int64
+// readAll lists the nodes page by page and reads them as they come, with
+// at most concurrency reads at once (fewer when lim says so): no more than
+// a page of Nodes is held, each only until its row is folded in.
+func readAll(ctx context.Context, client rest.Interface, selector string, rd *reader, agg *aggregate, concurrency int, lim *limiter, progress func(done, total int)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan target, listPage)
+	var listed, expected, done atomic.Int64
+	var listErr, rowErr error
+	var errMu sync.Mutex
+	fail := func(dst *error, err error) {
+		errMu.Lock()
+		if *dst == nil {
+			*dst = err
+		}
+		errMu.Unlock()
+		cancel()
+	}
+	go func() {
+		defer close(work)
+		err := listNodes(ctx, client, selector, func(page []target, remaining int64) error {
+			listed.Add(int64(len(page)))
+			expected.Store(listed.Load() + remaining)
+			for _, t := range page {
+				select {
+				case work <- t:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		})
+		if err != nil && ctx.Err() == nil {
+			fail(&listErr, err)
+		}
+	}()
 	var progressMu sync.Mutex
 	var wg sync.WaitGroup
-	for w := 0; w < min(concurrency, len(targets)); w++ {
+	for w := 0; w < concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(targets) || ctx.Err() != nil {
-					return
+			for t := range work {
+				if ctx.Err() != nil {
+					continue // drain
 				}
-				results[i] = rd.read(ctx, targets[i])
+				lim.acquire(ctx)
+				began := time.Now()
+				res := rd.read(ctx, t)
+				lim.release(time.Since(began), res.why == nil && res.attempts == 1)
+				if err := agg.add(t, res); err != nil {
+					fail(&rowErr, err)
+					continue
+				}
 				if progress != nil {
 					progressMu.Lock()
-					progress(int(done.Add(1)), len(targets))
+					progress(int(done.Add(1)), int(max(expected.Load(), listed.Load())))
 					progressMu.Unlock()
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	return results
-}
-
-// group puts the read nodes into groups by what their configurations set
-// and compares each with the reference, or without one with the largest
-// group.
-func group(rep *Report, results []result, ref *reference) error {
-	bySets := map[string][]int{}
-	var keys []string
-	for i, res := range results {
-		if res.r == nil {
-			continue
-		}
-		fk, _ := res.flagsKey()
-		k := res.r.key + "\x00" + fk
-		if _, ok := bySets[k]; !ok {
-			keys = append(keys, k)
-		}
-		bySets[k] = append(bySets[k], i)
+	if listErr != nil {
+		return listErr
 	}
-	if len(keys) == 0 {
-		return nil
+	if rowErr != nil {
+		return rowErr
 	}
-	if ref == nil {
-		largest := keys[0]
-		for _, k := range keys {
-			if len(bySets[k]) > len(bySets[largest]) {
-				largest = k
-			}
-		}
-		var err error
-		name := "group 1 (the largest)"
-		if ref, err = setsReference(name, results[bySets[largest][0]].r.shared); err != nil {
-			return err
-		}
-	}
-	// What differs from the reference, per distinct configuration: nodes
-	// that set the same may still differ under different kubelet versions.
-	differs := map[*shape][]diff.Change{}
-	byKey := map[string][]int{}
-	var order []string
-	for _, k := range keys {
-		for _, i := range bySets[k] {
-			r := results[i].r
-			d, ok := differs[r.shape]
-			if !ok {
-				base, err := ref.running(r.v)
-				if err != nil {
-					return err
-				}
-				for _, c := range diff.CompareMaps(base, r.m, r.v) {
-					if !perNode(c.Path) {
-						d = append(d, c)
-					}
-				}
-				differs[r.shape] = d
-			}
-			dk, _ := json.Marshal(d)
-			gk := k + "\x00" + string(dk)
-			if _, ok := byKey[gk]; !ok {
-				order = append(order, gk)
-			}
-			byKey[gk] = append(byKey[gk], i)
-		}
-	}
-	sort.SliceStable(order, func(a, b int) bool { return len(byKey[order[a]]) > len(byKey[order[b]]) })
-	for gi, gk := range order {
-		members := byKey[gk]
-		first := results[members[0]].r
-		g := Group{ID: gi + 1, Count: len(members), Differs: differs[first.shape], Matches: len(differs[first.shape]) == 0,
-			Sets: first.shared}
-		g.FlagsRead = results[members[0]].flagsWhy == nil
-		_, g.Flags = results[members[0]].flagsKey()
-		perNodeFlags := map[string]map[string]int{}
-		versions := map[string]int{}
-		perNodeValues := map[string]map[string]int{}
-		for _, i := range members {
-			r := results[i].r
-			versions[r.v.Minor]++
-			g.Nodes = append(g.Nodes, rep.Nodes[i].Name)
-			rep.Nodes[i].Group, rep.Nodes[i].Matches, rep.Nodes[i].Differs = g.ID, g.Matches, g.Differs
-			for path, val := range r.perNode {
-				if perNodeValues[path] == nil {
-					perNodeValues[path] = map[string]int{}
-				}
-				perNodeValues[path][diff.Value(val)]++
-			}
-			for _, f := range results[i].flags {
-				if perNodeFlag(r.v, f.Name) {
-					if perNodeFlags[f.Name] == nil {
-						perNodeFlags[f.Name] = map[string]int{}
-					}
-					perNodeFlags[f.Name][f.Value]++
-				}
-			}
-		}
-		g.PerNodeFlags = valueCounts(perNodeFlags)
-		for _, v := range schema.Versions() {
-			if n := versions[v.Minor]; n > 0 {
-				g.Versions = append(g.Versions, VersionCount{Minor: v.Minor, Count: n})
-			}
-		}
-		g.PerNode = valueCounts(perNodeValues)
-		rep.Groups = append(rep.Groups, g)
-	}
-	flagsDiffer(rep.Groups)
 	return nil
-}
-
-// valueCounts lists, per key, the values and how many nodes have each, most
-// first; nil for none.
-func valueCounts(m map[string]map[string]int) map[string][]ValueCount {
-	if len(m) == 0 {
-		return nil
-	}
-	out := map[string][]ValueCount{}
-	for key, vals := range m {
-		for val, n := range vals {
-			out[key] = append(out[key], ValueCount{Value: val, Count: n})
-		}
-		sort.Slice(out[key], func(a, b int) bool {
-			x, y := out[key][a], out[key][b]
-			return x.Count > y.Count || x.Count == y.Count && x.Value < y.Value
-		})
-	}
-	return out
 }
 
 // flagsDiffer compares each group's flags with the largest group's whose
@@ -365,63 +304,6 @@ func flagsDiffer(groups []Group) {
 			}
 		}
 	}
-}
-
-// skewOf checks every node's kubelet version against the API server's and,
-// per older minor, what running the API server's minor would change.
-func skewOf(rep *Report, results []result) Skew {
-	_, apiMinor, ok := minorOf(rep.APIServerVersion)
-	if !ok {
-		return Skew{}
-	}
-	sk := Skew{APIServerMinor: fmt.Sprintf("1.%d", apiMinor)}
-	to, toErr := schema.Resolve(sk.APIServerMinor)
-	byMinor := map[string]*MinorSkew{}
-	var minors []string
-	// the first node of each group per minor stands for the group
-	reps := map[string]map[int]*running{}
-	for i := range rep.Nodes {
-		n := &rep.Nodes[i]
-		n.Skew = skewProblem(n.KubeletVersion, rep.APIServerVersion)
-		minor := "unknown"
-		if _, m, ok := minorOf(n.KubeletVersion); ok {
-			minor = fmt.Sprintf("1.%d", m)
-		}
-		ms, ok := byMinor[minor]
-		if !ok {
-			ms = &MinorSkew{Minor: minor, Problem: n.Skew}
-			byMinor[minor] = ms
-			minors = append(minors, minor)
-			reps[minor] = map[int]*running{}
-		}
-		ms.Nodes++
-		if r := results[i].r; r != nil && reps[minor][n.Group] == nil {
-			reps[minor][n.Group] = r
-		}
-	}
-	sort.Slice(minors, func(a, b int) bool {
-		_, x, _ := minorOf(minors[a])
-		_, y, _ := minorOf(minors[b])
-		return x < y
-	})
-	for _, minor := range minors {
-		ms := byMinor[minor]
-		_, m, ok := minorOf(minor)
-		if !ok || m >= apiMinor {
-			sk.Minors = append(sk.Minors, *ms)
-			continue
-		}
-		switch {
-		case toErr != nil:
-			ms.UpgradeNote = fmt.Sprintf("kubeletcfg has no schema for the API server's minor %s", sk.APIServerMinor)
-		case len(reps[minor]) == 0:
-			ms.UpgradeNote = "no node of this minor could be read"
-		default:
-			ms.Upgrade = upgradeFindings(reps[minor], to)
-		}
-		sk.Minors = append(sk.Minors, *ms)
-	}
-	return sk
 }
 
 // upgradeFindings runs the configuration-only upgrade preflight for each

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -94,31 +96,37 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 			if f.timeout <= 0 {
 				return fmt.Errorf("--timeout %s: must be positive", f.timeout)
 			}
+			scanPace()
 			progress := newProgress(s)
 			rep, err := fleet.Scan(cmd.Context(), fleet.Options{Kubeconfig: f.kubeconfig, Context: f.kubeContext,
 				Selector: f.selector, AgainstConfigMap: f.againstConfigMap, AgainstFile: f.against,
 				Concurrency: f.concurrency, Timeout: f.timeout, Progress: progress.update,
-				Direct: f.direct, KubeletCA: f.kubeletCA, Insecure: f.insecure})
+				Direct: f.direct, KubeletCA: f.kubeletCA, Insecure: f.insecure,
+				// YAML is made of the whole report; text and JSON are
+				// written from the nodes' rows kept on disk.
+				Spill: f.output.Format() != printer.YAML})
 			progress.finish()
 			if err != nil {
 				return err
 			}
-			err = f.output.Print(s.Out, rep, func() error {
-				if f.output.Format() == printer.YAML {
-					return printer.WriteYAML(s.Out, rep)
-				}
-				printFleet(s, rep)
-				return nil
-			})
+			defer rep.Close()
+			switch f.output.Format() {
+			case printer.JSON:
+				err = rep.WriteJSON(s.Out) // streamed, in printer.WriteJSON's shape
+			case printer.YAML:
+				err = printer.WriteYAML(s.Out, rep)
+			default:
+				err = printFleet(s, rep)
+			}
 			// The report is out: say on stderr why there is nothing to compare.
 			switch {
 			case err != nil:
 				return err
-			case len(rep.Nodes) == 0:
+			case rep.Total() == 0:
 				fmt.Fprintf(s.ErrOut, "kubeletcfg: no node matches the selector %q\n", f.selector)
 				return errReported
 			case rep.Read() == 0:
-				fmt.Fprintf(s.ErrOut, "kubeletcfg: none of the %d nodes could be read\n", len(rep.Nodes))
+				fmt.Fprintf(s.ErrOut, "kubeletcfg: none of the %d nodes could be read\n", rep.Total())
 				return errReported
 			case rep.Drift():
 				return errCheckFailed
@@ -178,7 +186,17 @@ func (p *progress) print() {
 	fmt.Fprintf(p.s.ErrOut, "fleet: %d/%d nodes read, %.1fs\n", p.done, p.all, time.Since(p.start).Seconds())
 }
 
-func printFleet(s streams, rep *fleet.Report) {
+// scanPace gives a scan the collector's usual pace (GOGC 100, unless
+// GOGC is set): unlike the other commands, it runs for minutes over
+// thousands of answers, and the first collection at 16 MiB and a goal of
+// five times the live heap (gc.go) would let its memory grow for nothing.
+func scanPace() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+	}
+}
+
+func printFleet(s streams, rep *fleet.Report) error {
 	out := s.Out
 	against := "compared with each other (the largest group)"
 	if rep.Reference != "" {
@@ -189,7 +207,10 @@ func printFleet(s streams, rep *fleet.Report) {
 		via = "each kubelet directly"
 	}
 	fmt.Fprintf(out, "%s, %d read, %d unreadable (%s); API server %s %s; %s\n",
-		count(len(rep.Nodes), "node"), rep.Read(), len(rep.Nodes)-rep.Read(), via, rep.APIServer, rep.APIServerVersion, against)
+		count(rep.Total(), "node"), rep.Read(), rep.Total()-rep.Read(), via, rep.APIServer, rep.APIServerVersion, against)
+	if c := rep.Concurrency; c != nil && c.Min < c.Max {
+		fmt.Fprintf(out, "reads at once through the API server: %d to %d of --concurrency %d, as its latency allowed (%.1f ms at first)\n", c.Min, c.Final, c.Max, c.BaseLatency)
+	}
 	for _, g := range rep.Groups {
 		var versions []string
 		for _, v := range g.Versions {
@@ -214,31 +235,32 @@ func printFleet(s streams, rep *fleet.Report) {
 			for _, v := range vals[:min(len(vals), shownValues)] {
 				shown = append(shown, fmt.Sprintf("%s (%d)", v.Value, v.Count))
 			}
-			if len(vals) > shownValues {
-				shown = append(shown, fmt.Sprintf("and %d more values", len(vals)-shownValues))
-			}
+			shown = append(shown, moreValues(vals, g.PerNodeMore[path])...)
 			fmt.Fprintf(out, "  per node, not compared: %s = %s\n", path, strings.Join(shown, ", "))
 		}
 	}
-	var unreadable []fleet.Node
-	for _, n := range rep.Nodes {
-		if n.Unreadable != nil {
-			unreadable = append(unreadable, n)
-		}
-	}
-	if len(unreadable) > 0 {
-		fmt.Fprintf(out, "\nunreadable: %s\n", count(len(unreadable), "node"))
-		for _, n := range unreadable {
+	if unread := rep.Total() - rep.Read(); unread > 0 {
+		fmt.Fprintf(out, "\nunreadable: %s\n", count(unread, "node"))
+		err := rep.EachNode(func(n fleet.Node) error {
+			if n.Unreadable == nil {
+				return nil
+			}
 			ready := ""
 			if n.Ready != "True" {
 				ready = fmt.Sprintf(" (NotReady: Ready=%s %s)", orNone(n.Ready), n.ReadyReason)
 			}
 			fmt.Fprintf(out, "  %s  %s%s: %s\n", n.Name, n.Unreadable.Reason, ready, n.Unreadable.Message)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
-	printNodeNotes(out, rep)
+	if err := printNodeNotes(out, rep); err != nil {
+		return err
+	}
 	if rep.Skew.APIServerMinor == "" {
-		return
+		return nil
 	}
 	fmt.Fprintf(out, "\nversion skew against the API server's %s:\n", rep.Skew.APIServerMinor)
 	for _, m := range rep.Skew.Minors {
@@ -257,6 +279,7 @@ func printFleet(s streams, rep *fleet.Report) {
 			}
 		}
 	}
+	return nil
 }
 
 // printGroupFlags prints a group's flags (its /flagz), how they differ
@@ -286,39 +309,70 @@ func printGroupFlags(out io.Writer, rep *fleet.Report, g fleet.Group) {
 		for _, v := range vals[:min(len(vals), shownValues)] {
 			shown = append(shown, fmt.Sprintf("%s (%d)", v.Value, v.Count))
 		}
-		if len(vals) > shownValues {
-			shown = append(shown, fmt.Sprintf("and %d more values", len(vals)-shownValues))
-		}
+		shown = append(shown, moreValues(vals, g.PerNodeFlagsMore[name])...)
 		fmt.Fprintf(out, "  per node, not compared: --%s = %s\n", name, strings.Join(shown, ", "))
 	}
 }
 
 // printNodeNotes prints what could not be read of the nodes' flags, and
-// what reading a node took beyond the usual, alike nodes together.
-func printNodeNotes(out io.Writer, rep *fleet.Report) {
-	byLine := map[string][]string{}
+// what reading a node took beyond the usual, alike nodes together (their
+// names, and how many beyond a few).
+func printNodeNotes(out io.Writer, rep *fleet.Report) error {
+	type alike struct {
+		names []string // the first shownNodes
+		count int
+	}
+	byLine := map[string]*alike{}
 	var lines []string
 	add := func(line, node string) {
-		if _, ok := byLine[line]; !ok {
+		a := byLine[line]
+		if a == nil {
+			a = &alike{}
+			byLine[line] = a
 			lines = append(lines, line)
 		}
-		byLine[line] = append(byLine[line], node)
+		if a.count++; len(a.names) < shownNodes {
+			a.names = append(a.names, node)
+		}
 	}
-	for _, n := range rep.Nodes {
+	err := rep.EachNode(func(n fleet.Node) error {
 		if n.Unreadable == nil && n.FlagsUnread != nil {
 			add(fmt.Sprintf("flags %s: %s", n.FlagsUnread.Reason, n.FlagsUnread.Message), n.Name)
 		}
 		for _, note := range n.Notes {
 			add(note, n.Name)
 		}
-	}
-	if len(lines) == 0 {
-		return
+		return nil
+	})
+	if err != nil || len(lines) == 0 {
+		return err
 	}
 	fmt.Fprintf(out, "\nper node:\n")
 	for _, l := range lines {
-		fmt.Fprintf(out, "  %s: %s\n", names(byLine[l]), l)
+		a := byLine[l]
+		shown := strings.Join(a.names, ", ")
+		if a.count > len(a.names) {
+			shown = fmt.Sprintf("%s and %d more", shown, a.count-len(a.names))
+		}
+		fmt.Fprintf(out, "  %s: %s\n", shown, l)
 	}
+	return nil
+}
+
+// moreValues says what of a field's values per node is not shown: the
+// values counted beyond shownValues, and the nodes whose values were not
+// counted one by one.
+func moreValues(vals []fleet.ValueCount, uncounted int) []string {
+	var out []string
+	switch more := len(vals) - shownValues; {
+	case more > 0 && uncounted > 0:
+		out = append(out, fmt.Sprintf("and %d more values, and other values on %s", more, count(uncounted, "node")))
+	case more > 0:
+		out = append(out, fmt.Sprintf("and %d more values", more))
+	case uncounted > 0:
+		out = append(out, fmt.Sprintf("and other values on %s", count(uncounted, "node")))
+	}
+	return out
 }
 
 func orDefault(s string) string {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,6 +174,11 @@ type APIServer struct {
 	// Direct counts the requests each kubelet got on its own port.
 	Direct   map[string]*atomic.Int32
 	kubelets map[string]int32 // ports
+	// Delay, when set before a scan, holds each proxied request as long as
+	// it says for the proxied requests in flight: an API server that slows
+	// down under load.
+	Delay    func(inFlight int) time.Duration
+	inFlight atomic.Int32
 }
 
 func NewAPIServer(t testing.TB, version string, configMap string, nodes []Node) *APIServer {
@@ -244,6 +250,11 @@ func newAPIServer(t testing.TB, version string, configMap string, nodes []Node, 
 			for i := from; i < len(nodes); i++ {
 				if limit > 0 && len(list.Items) == limit {
 					list.Continue = strconv.Itoa(i)
+					if r.URL.Query().Get("labelSelector") == "" {
+						// As the API server: how many are left, without a selector.
+						left := int64(len(nodes) - i)
+						list.RemainingItemCount = &left
+					}
 					break
 				}
 				n := nodes[i]
@@ -263,6 +274,11 @@ func newAPIServer(t testing.TB, version string, configMap string, nodes []Node, 
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(f.nodeObject(n))
 		case strings.HasPrefix(path, "/api/v1/nodes/") && strings.Contains(path, "/proxy/"):
+			if f.Delay != nil {
+				n := f.inFlight.Add(1)
+				time.Sleep(f.Delay(int(n)))
+				defer f.inFlight.Add(-1)
+			}
 			name, sub, _ := strings.Cut(strings.TrimPrefix(path, "/api/v1/nodes/"), "/proxy")
 			n, ok := byName[name]
 			if !ok {
