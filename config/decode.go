@@ -200,8 +200,9 @@ func decodeDoc(data []byte, opts DecodeOptions) (*Document, *walker, error) {
 		}
 	}
 
-	js, ok := kubeletJSON(data, top)
+	js, val, ok := kubeletJSON(data, top)
 	if !ok || opts.slow {
+		val = nil
 		var err error
 		if js, err = yaml.YAMLToJSON(data); err != nil {
 			return nil, nil, yamlError(opts.File, err)
@@ -224,10 +225,17 @@ func decodeDoc(data []byte, opts DecodeOptions) (*Document, *walker, error) {
 	// does (the configuration has no field of an interface type, where
 	// that one keeps integers apart). An error is said as the kubelet's
 	// decoding says it, below.
-	if w.unknowns == 0 && !opts.slow && json.Unmarshal(js, cfg) == nil {
-		doc.Config = cfg
-		w.finish()
-		return doc, &w, nil
+	if w.unknowns == 0 && !opts.slow {
+		if fast, ok := decodeValue(val); ok {
+			doc.Config = fast
+			w.finish()
+			return doc, &w, nil
+		}
+		if json.Unmarshal(js, cfg) == nil {
+			doc.Config = cfg
+			w.finish()
+			return doc, &w, nil
+		}
 	}
 	cfg = &v1beta1.KubeletConfiguration{}
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, cfg); err != nil {

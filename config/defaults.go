@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -55,8 +56,8 @@ func defaulted(cfg *v1beta1.KubeletConfiguration, v *schema.Version, eviction bo
 
 // FlagsBaseline is the configuration kubelet v starts from without --config.
 func FlagsBaseline(v *schema.Version) *v1beta1.KubeletConfiguration {
-	cfg := &v1beta1.KubeletConfiguration{}
-	if err := json.Unmarshal(v.FlagsBaseline(), cfg); err != nil {
+	cfg, err := decodeJSON(v.FlagsBaseline())
+	if err != nil {
 		panic(fmt.Sprintf("embedded flags baseline of kubelet %s: %v", v.Minor, err))
 	}
 	return cfg
@@ -120,8 +121,24 @@ func defaultsFor(v *schema.Version, base json.RawMessage, gates map[string]bool)
 	if err != nil {
 		return nil, err
 	}
-	def := &v1beta1.KubeletConfiguration{}
-	return def, json.Unmarshal(merged, def)
+	return decodeJSON(merged)
+}
+
+// DecodeJSON is encoding/json's decoding of a KubeletConfiguration, by way
+// of setJSON where it can (numbers kept as written).
+func DecodeJSON(js []byte) (*v1beta1.KubeletConfiguration, error) { return decodeJSON(js) }
+
+func decodeJSON(js []byte) (*v1beta1.KubeletConfiguration, error) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var m any
+	if dec.Decode(&m) == nil && !dec.More() {
+		if cfg, ok := decodeValue(m); ok {
+			return cfg, nil
+		}
+	}
+	cfg := &v1beta1.KubeletConfiguration{}
+	return cfg, json.Unmarshal(js, cfg)
 }
 
 var durationType = reflect.TypeOf(metav1.Duration{})

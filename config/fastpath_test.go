@@ -1,8 +1,11 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -87,7 +90,7 @@ func checkKubeletJSON(t *testing.T, data []byte, made *int) {
 	if yamlv3.Unmarshal(data, &root) != nil || root.Kind != yamlv3.DocumentNode || len(root.Content) == 0 {
 		return
 	}
-	got, ok := kubeletJSON(data, root.Content[0])
+	got, val, ok := kubeletJSON(data, root.Content[0])
 	want, err := yaml.YAMLToJSON(data)
 	if !ok {
 		return
@@ -99,6 +102,13 @@ func checkKubeletJSON(t *testing.T, data []byte, made *int) {
 	}
 	if string(got) != string(want) {
 		t.Errorf("%q:\nmade     %s\nkubelet's %s", data, got, want)
+	}
+	// And the configuration set from its values is encoding/json's of it.
+	if cfg, ok := decodeValue(val); ok {
+		typed := &v1beta1.KubeletConfiguration{}
+		if err := json.Unmarshal(got, typed); err != nil || !reflect.DeepEqual(cfg, typed) {
+			t.Errorf("%q: set from the values\n%+v\nencoding/json (%v)\n%+v", data, cfg, err, typed)
+		}
 	}
 }
 
@@ -258,4 +268,83 @@ func sameTree(a, b *yamlv3.Node, at string) string {
 		}
 	}
 	return ""
+}
+
+// TestDecodeValueAsEncodingJSON holds setJSON to encoding/json: on the Go
+// values of every document of the corpus (as made from the YAML parse, and
+// as read with numbers kept as written), and on every configuration's walk
+// (Prune's way), wherever it decodes.
+func TestDecodeValueAsEncodingJSON(t *testing.T) {
+	decoded, total := 0, 0
+	check := func(what string, v any, js []byte) {
+		total++
+		got, ok := decodeValue(v)
+		if !ok {
+			return
+		}
+		decoded++
+		want := &v1beta1.KubeletConfiguration{}
+		if err := json.Unmarshal(js, want); err != nil {
+			t.Errorf("%s: decoded, where encoding/json fails: %v\n%s", what, err, js)
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: decoded\n%+v\nencoding/json\n%+v", what, got, want)
+		}
+	}
+	for _, data := range yamlCorpus(t) {
+		var root yamlv3.Node
+		if yamlv3.Unmarshal(data, &root) != nil || root.Kind != yamlv3.DocumentNode || len(root.Content) == 0 {
+			continue
+		}
+		if js, v, ok := kubeletJSON(data, root.Content[0]); ok {
+			check(fmt.Sprintf("%.60q", data), v, js)
+			dec := json.NewDecoder(bytes.NewReader(js))
+			dec.UseNumber()
+			var n any
+			if dec.Decode(&n) == nil {
+				check(fmt.Sprintf("%.60q (json.Number)", data), n, js)
+			}
+		}
+	}
+	for _, v := range schema.Versions() {
+		for _, cfg := range []*v1beta1.KubeletConfiguration{FlagsBaseline(v), Default(&v1beta1.KubeletConfiguration{}, v)} {
+			m, err := ToMap(cfg, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, _ := json.Marshal(m)
+			check("defaults of "+v.Minor, m, js)
+		}
+	}
+	for _, extra := range []string{
+		`{"maxPods": 1e2}`, `{"maxPods": 1.5}`, `{"maxPods": 99999999999}`, `{"maxPods": "5"}`, `{"MaxPods": 5}`, `{"syncFrequency": null}`,
+		`{"syncFrequency": "1x"}`, `{"evictionHard": null, "clusterDNS": null, "tlsCipherSuites": []}`, `{"enableServer": null}`, `{"podPidsLimit": -1}`,
+		`{"memoryThrottlingFactor": 0.8}`, `{"reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Gi"}}]}`, `{"registerWithTaints": [{"key": "a", "timeAdded": "2024-01-01T00:00:00Z"}]}`,
+		`{"logging": {"flushFrequency": "5s", "options": {"json": {"infoBufferSize": "1Mi"}}}}`, `{"logging": {"flushFrequency": 5000000000}}`, `{"noSuch": 1}`,
+		`{"staticPodURLHeader": {"a": ["b"]}}`, `{"kubeReserved": {"cpu": 1}}`, `{"port": -1}`, `{"apiVersion": "x", "kind": "y"}`,
+	} {
+		dec := json.NewDecoder(strings.NewReader(extra))
+		dec.UseNumber()
+		var n any
+		if err := dec.Decode(&n); err != nil {
+			t.Fatal(err)
+		}
+		check(extra, n, []byte(extra))
+	}
+	// Go values whose JSON encoding/json changes on the way (text that is
+	// not UTF-8, in a value and in a map's key), and a negative zero.
+	for _, v := range []map[string]any{
+		{"providerID": "a\xffb"}, {"evictionHard": map[string]any{"memory.available\xff": "1Gi"}},
+		{"maxPods": math.Copysign(0, -1)}, {"maxPods": json.Number("-0")},
+	} {
+		js, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("%q", js), v, js)
+	}
+	if decoded < total*3/4 {
+		t.Errorf("decoded %d of %d only", decoded, total)
+	}
 }

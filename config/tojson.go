@@ -24,17 +24,18 @@ import (
 // takes v2's own reading. Tests hold the two equal.
 
 // kubeletJSON is sigs.k8s.io/yaml's YAMLToJSON of data, whose first
-// document's top node is top; false when data is not plain enough.
-func kubeletJSON(data []byte, top *yamlv3.Node) ([]byte, bool) {
+// document's top node is top, and the Go values it prints; false when data
+// is not plain enough.
+func kubeletJSON(data []byte, top *yamlv3.Node) ([]byte, any, bool) {
 	if !plainText(data) {
-		return nil, false
+		return nil, nil, false
 	}
 	v, ok := jsonValue(top)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	js, err := json.Marshal(v)
-	return js, err == nil
+	return js, v, err == nil
 }
 
 // plainText refuses the bytes where the two parsers might part: tabs and

@@ -70,7 +70,14 @@ func ToMap(cfg *v1beta1.KubeletConfiguration, v *schema.Version) (map[string]any
 
 // Prune returns cfg without the fields kubelet v does not have.
 func Prune(cfg *v1beta1.KubeletConfiguration, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
-	js, err := JSON(cfg, v)
+	m, err := ToMap(cfg, v)
+	if err != nil {
+		return nil, err
+	}
+	if out, ok := decodeValue(m); ok {
+		return out, nil
+	}
+	js, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}

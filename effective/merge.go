@@ -137,6 +137,23 @@ func patchTree(doc jsonTree, d *Dropin) error {
 }
 
 func decodeVersioned(doc jsonTree, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
+	out, err := decodeMerged(doc)
+	if err != nil {
+		return nil, err
+	}
+	out, err = config.Prune(out, v)
+	if err != nil {
+		return nil, err
+	}
+	return config.DefaultVersioned(out, v), nil
+}
+
+// decodeMerged is encoding/json's decoding of the merged JSON, set from
+// the tree itself where config.DecodeValue can.
+func decodeMerged(doc jsonTree) (*v1beta1.KubeletConfiguration, error) {
+	if out, ok := config.DecodeValue(doc); ok {
+		return out, nil
+	}
 	js, err := json.Marshal(doc)
 	if err != nil {
 		return nil, err
@@ -145,11 +162,7 @@ func decodeVersioned(doc jsonTree, v *schema.Version) (*v1beta1.KubeletConfigura
 	if err := json.Unmarshal(js, out); err != nil {
 		return nil, fmt.Errorf("failed to unmarshal merged JSON into kubelet configuration: %w", err)
 	}
-	out, err = config.Prune(out, v)
-	if err != nil {
-		return nil, err
-	}
-	return config.DefaultVersioned(out, v), nil
+	return out, nil
 }
 
 // decodeInternal decodes the merged drop-ins over the configuration as the
