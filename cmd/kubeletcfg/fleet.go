@@ -79,6 +79,14 @@ the permission the node needs; flags that cannot be read, likewise. Each read ge
 --timeout, and a Ready node a second try after a transient failure. Progress
 goes to stderr.
 
+Load and memory: through the node proxy every read is the API server's work,
+so reads are paced by its latency: 4 at once at first, doubled while reads
+keep the first ones' pace, a quarter fewer when they take twice as long, at
+most --concurrency (the report says how many it took). Nodes are listed 500
+at a time and read as they come; each node's row waits in a temporary file
+until the report is written (-o json streams it, -o yaml holds it whole), so
+memory grows with the distinct configurations, not with the nodes.
+
 Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 2 no node could be read, or a usage or API error.`,
 		Example: `  kubeletcfg fleet
@@ -140,7 +148,7 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 	fl.StringVarP(&f.selector, "selector", "l", "", "label selector of the nodes to read (default: all)")
 	fl.BoolVar(&f.againstConfigMap, "against-configmap", false, "compare with kubeadm's kube-system/kubelet-config ConfigMap")
 	fl.StringVar(&f.against, "against", "", "compare with this KubeletConfiguration file")
-	fl.IntVar(&f.concurrency, "concurrency", fleet.DefaultConcurrency, "nodes read at once")
+	fl.IntVar(&f.concurrency, "concurrency", fleet.DefaultConcurrency, "nodes read at once, at most (through the proxy, fewer when the API server slows down)")
 	fl.DurationVar(&f.timeout, "timeout", fleet.DefaultTimeout, "time for one read of a node's /configz")
 	f.output = printer.Flag(fl, printer.Text, printer.JSON, printer.YAML)
 	f.kubeletAccess.bind(fl)
