@@ -142,6 +142,7 @@ func (s *simKubelets) register(port int, cfg []byte) {
 // simNode is a Node object of a simulated node.
 type simNode struct {
 	name, version string
+	addr          string // its kubelet's address, when not createNodes's
 	port          int
 	ready         corev1.ConditionStatus // "" is True
 	labels        map[string]string
@@ -163,7 +164,11 @@ func createNodes(t testing.TB, c kubernetes.Interface, addr string, nodes []simN
 					ready = corev1.ConditionTrue
 				}
 				obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: n.labels}}
-				obj.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: addr}}
+				a := addr
+				if n.addr != "" {
+					a = n.addr
+				}
+				obj.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: a}}
 				obj.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(n.port)
 				obj.Status.NodeInfo.KubeletVersion = n.version
 				cond := corev1.NodeCondition{Type: corev1.NodeReady, Status: ready, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
