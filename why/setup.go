@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
@@ -50,6 +52,11 @@ type Layers struct {
 	// (the refused gates themselves).
 	Dropped []effective.DroppedGate
 	cl      *flags.CommandLine
+	// tree is config.ToMap of treeOf as treeV has it: fieldValue's, made
+	// once for the many fields a check looks at.
+	tree   map[string]any
+	treeOf *v1beta1.KubeletConfiguration
+	treeV  *schema.Version
 }
 
 // ReadLayers reads the setup as kubelet v and layers it; gates named in
@@ -217,11 +224,14 @@ func (l *Layers) fieldValue(path string) string {
 	if l.Result == nil {
 		return ""
 	}
-	m, err := config.ToMap(l.Result.Config, l.Version)
-	if err != nil {
-		return ""
+	if l.tree == nil || l.treeOf != l.Result.Config || l.treeV != l.Version {
+		m, err := config.ToMap(l.Result.Config, l.Version)
+		if err != nil {
+			return ""
+		}
+		l.tree, l.treeOf, l.treeV = m, l.Result.Config, l.Version
 	}
-	var cur any = m
+	var cur any = l.tree
 	for _, part := range splitPath(path) {
 		obj, ok := cur.(map[string]any)
 		if !ok {
