@@ -385,8 +385,10 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, opts stack, res
 	}
 	res.Warnings = append(res.Warnings, unread(dir)...)
 	var ds []*Dropin
+	root := nodefile.NewUnder(opts.Root)
+	defer root.Close()
 	for _, f := range overlaid(dir, files, opts.dropins, opts.removed) {
-		d, err := read(opts.Root, f.name, dir, f.data, res.Version, res.merger)
+		d, err := read(root, f.name, dir, f.data, res.Version, res.merger)
 		if err != nil {
 			return nil, err
 		}

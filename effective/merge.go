@@ -80,13 +80,13 @@ func unread(dir string) []warning.Warning {
 
 // read loads a drop-in as the kubelet whose merge model is m does before
 // merging it: the file at path, or, when data is not nil, data named path
-// found in dir. Under root (an image) the file is read through the image's
-// root: a drop-in that is a link resolves inside the image, never to a
+// found in dir. The file is read through root (the image's root, under
+// --root): a drop-in that is a link resolves inside the image, never to a
 // file of this host.
-func read(root, path, dir string, data []byte, v *schema.Version, m merger) (*Dropin, error) {
+func read(root *nodefile.Under, path, dir string, data []byte, v *schema.Version, m merger) (*Dropin, error) {
 	if data == nil {
 		var err error
-		if data, err = nodefile.ReadFileUnder(root, path, nodefile.Config); err != nil {
+		if data, err = root.ReadFile(path, nodefile.Config); err != nil {
 			return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
 		}
 		dir = filepath.Dir(path)

@@ -79,19 +79,43 @@ func TestResolveAsByPrefix(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := OpenRoot(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for _, p := range []string{
+	paths := []string{
 		"/", "", ".", "..", "/..", "/etc", "/etc/", "/etc/abs-dir", "/etc/abs-dir/kubelet.conf.d/10.conf",
 		"/etc/rel-dir/10.conf", "/etc/rel-dir/20.conf", "/etc/up/kubelet/config.yaml", "/etc/file", "/etc/file/x",
 		"/etc/file/..", "/etc/chain/kubelet.conf.d/sub/parent/10.conf", "/etc/missing", "/etc/missing/x/..",
 		"/etc/loop1", "/etc/loop1/x", "/var/lib/kubelet/dot/dot/config.yaml", "/lib/systemd/system/kubelet.service",
 		"/lib/../etc/abs-dir", "/etc/kubernetes/kubelet.conf.d/sub/parent/sub/parent", "/nope/../etc", "/var/lib/kubelet/config.yaml/..",
 		"etc//kubernetes/./kubelet.conf.d/", "/etc/kubernetes/kubelet.conf.d/sub/parent/../../../../../..",
-	} {
+	}
+	// A root that holds the directories it walked (Hold) says the same, on
+	// the first walk of a directory and on the next ones, and lets go of
+	// them all when closed.
+	fds := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
+	before := fds()
+	for _, hold := range []bool{false, true} {
+		r, err := OpenRoot(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hold {
+			r.Hold()
+		}
+		for range 2 {
+			checkResolve(t, root, r, paths)
+		}
+		if hold && len(r.held) == 0 {
+			t.Error("Hold: no directory held")
+		}
+		r.Close()
+		if n := fds(); n != before {
+			t.Errorf("hold %v: %d descriptors open after Close, %d before", hold, n, before)
+		}
+	}
+}
+
+func checkResolve(t *testing.T, root string, r *Root, paths []string) {
+	t.Helper()
+	for _, p := range paths {
 		want, wantErr := resolveByPrefix(r, p)
 		got, fi, gotErr := r.resolve(p)
 		if got != want || !sameError(gotErr, wantErr) {

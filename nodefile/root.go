@@ -23,6 +23,33 @@ const maxLinks = 40
 type Root struct {
 	r    *os.Root
 	Live bool // the root is "/": the running node
+	// held are the directories walks opened, by resolved node path, kept
+	// open until Close when the root holds them (Hold): a walk down to
+	// the next file of a directory already walked starts from it.
+	held map[string]*os.Root
+	kept map[*os.Root]bool
+}
+
+// maxHeld bounds the directories a root holds open.
+const maxHeld = 32
+
+// Hold makes the root keep the directories its walks open until Close, for
+// a reader of many files in a few directories (the drop-ins of a directory):
+// each walk then starts at the deepest directory of its path already
+// walked, where a walk from the root opens and looks at every component
+// again. A directory changed on disk after it was first walked is read as
+// it was opened (it stays inside the root: it was opened through it).
+func (n *Root) Hold() {
+	if n.held == nil {
+		n.held, n.kept = map[string]*os.Root{}, map[*os.Root]bool{}
+	}
+}
+
+// release closes d unless the root holds it.
+func (n *Root) release(d *os.Root) {
+	if !n.kept[d] {
+		d.Close()
+	}
 }
 
 // OpenRoot opens the node whose filesystem is under dir ("" for "/").
@@ -41,7 +68,13 @@ func OpenRoot(dir string) (*Root, error) {
 	return &Root{r: r, Live: abs == "/"}, nil
 }
 
-func (n *Root) Close() error { return n.r.Close() }
+func (n *Root) Close() error {
+	for d := range n.kept {
+		d.Close()
+	}
+	n.held, n.kept = nil, nil
+	return n.r.Close()
+}
 
 // rel turns a resolved node path into a name for os.Root.
 func rel(p string) string {
@@ -76,11 +109,12 @@ type walked struct {
 	last  fs.FileInfo
 	names []string
 	dirs  []*os.Root // dirs[i]: the directory of names[:i]
+	n     *Root
 }
 
 func (w walked) close() {
 	for _, d := range w.dirs[1:] {
-		d.Close()
+		w.n.release(d)
 	}
 }
 
@@ -104,7 +138,7 @@ func (n *Root) walk(p string) (w walked, err error) {
 	// is looked at.
 	var names []string
 	dirs := []*os.Root{n.r}
-	defer func() { w.names, w.dirs = names, dirs }()
+	defer func() { w.names, w.dirs, w.n = names, dirs, n }()
 	var last fs.FileInfo
 	links := 0
 	for len(todo) > 0 {
@@ -115,7 +149,7 @@ func (n *Root) walk(p string) (w walked, err error) {
 				names = names[:len(names)-1]
 			}
 			for len(dirs) > len(names)+1 {
-				dirs[len(dirs)-1].Close()
+				n.release(dirs[len(dirs)-1])
 				dirs = dirs[:len(dirs)-1]
 			}
 			last = nil
@@ -123,6 +157,11 @@ func (n *Root) walk(p string) (w walked, err error) {
 		}
 		next := "/" + path.Join(append(names, c)...)
 		for len(dirs) < len(names)+1 {
+			key := "/" + path.Join(names[:len(dirs)]...)
+			if d, ok := n.held[key]; ok {
+				dirs = append(dirs, d)
+				continue
+			}
 			d, err := dirs[len(dirs)-1].OpenRoot(names[len(dirs)-1])
 			if err != nil {
 				// Say what an lstat from the root says (os.Root's own
@@ -131,6 +170,9 @@ func (n *Root) walk(p string) (w walked, err error) {
 					err = lerr
 				}
 				return walked{res: path.Join(append([]string{next}, todo...)...)}, nodeError("stat", p, err)
+			}
+			if n.held != nil && len(n.held) < maxHeld {
+				n.held[key], n.kept[d] = d, true
 			}
 			dirs = append(dirs, d)
 		}
@@ -153,7 +195,7 @@ func (n *Root) walk(p string) (w walked, err error) {
 		if path.IsAbs(target) {
 			names = names[:0]
 			for len(dirs) > 1 {
-				dirs[len(dirs)-1].Close()
+				n.release(dirs[len(dirs)-1])
 				dirs = dirs[:len(dirs)-1]
 			}
 		}
@@ -313,27 +355,51 @@ func hostPath(dir, p string, followLast bool) (string, error) {
 // that is a link (absolute, or ../ out) never reads a file of this host.
 // Errors name p.
 func ReadFileUnder(dir, p string, k Kind) ([]byte, error) {
-	if dir == "" {
+	u := NewUnder(dir)
+	defer u.Close()
+	return u.ReadFile(p, k)
+}
+
+// Under reads files by their host paths as ReadFileUnder does, the node's
+// root opened once (at the first read) and holding the directories walked
+// (Root.Hold): for the many files of one directory. Close it.
+type Under struct {
+	dir, abs string
+	r        *Root
+}
+
+// NewUnder is a reader of the node under dir ("": the running node).
+func NewUnder(dir string) *Under { return &Under{dir: dir} }
+
+// ReadFile is ReadFileUnder(dir, p, k).
+func (u *Under) ReadFile(p string, k Kind) ([]byte, error) {
+	if u.dir == "" {
 		return ReadFile(p, k)
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
+	if u.abs == "" {
+		abs, err := filepath.Abs(u.dir)
+		if err != nil {
+			return nil, err
+		}
+		u.abs = abs
 	}
 	hp, err := filepath.Abs(p)
 	if err != nil {
 		return nil, err
 	}
-	relp, err := filepath.Rel(abs, hp)
+	relp, err := filepath.Rel(u.abs, hp)
 	if err != nil || relp == ".." || strings.HasPrefix(relp, "../") {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("outside the node's root %s", dir)}
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("outside the node's root %s", u.dir)}
 	}
-	r, err := OpenRoot(abs)
-	if err != nil {
-		return nil, err
+	if u.r == nil {
+		r, err := OpenRoot(u.abs)
+		if err != nil {
+			return nil, err
+		}
+		r.Hold()
+		u.r = r
 	}
-	defer r.Close()
-	data, err := r.ReadFile(path.Join("/", filepath.ToSlash(relp)), k)
+	data, err := u.r.ReadFile(path.Join("/", filepath.ToSlash(relp)), k)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -342,4 +408,14 @@ func ReadFileUnder(dir, p string, k Kind) ([]byte, error) {
 		}
 	}
 	return data, err
+}
+
+// Close closes the root, when a read opened it.
+func (u *Under) Close() error {
+	if u.r == nil {
+		return nil
+	}
+	err := u.r.Close()
+	u.r = nil
+	return err
 }
