@@ -230,6 +230,7 @@ func walkTree(root, dir string, keep func(name string) bool) ([]nodeFile, error)
 	if err != nil {
 		return []nodeFile{{path: dir, err: err}}, nil
 	}
+	r.Hold() // each entry is looked at from its directory
 	defer r.Close()
 	var out []nodeFile
 	var walk func(f nodeFile, depth int) error

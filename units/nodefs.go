@@ -25,6 +25,7 @@ func openNode(root string) (*nodeFS, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.Hold() // the unit directories are looked in again and again
 	return &nodeFS{Root: r}, nil
 }
 
