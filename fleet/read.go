@@ -253,6 +253,7 @@ type reader struct {
 // transient failure of a Ready node; then its /flagz where its version and
 // gates serve it. The node's kubelet version decides the schema.
 func (rd *reader) read(ctx context.Context, t target) result {
+	defer rd.api.Begin(t.kubelet)() // its connections closed after its reads
 	res := result{notes: rd.notes(t)}
 	v, err := schema.Resolve(t.version)
 	if err != nil {

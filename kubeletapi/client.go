@@ -76,6 +76,8 @@ type Client struct {
 	noCA bool
 	// insecureAll: the one kubelet of NewLocal, read unverified.
 	insecureAll bool
+	// conns are the direct way's connections (see Begin).
+	conns *conns
 }
 
 // New makes a Client with the credentials of cfg (a kubeconfig's).
@@ -135,6 +137,8 @@ func newDirect(cfg *rest.Config, o Options) (*Client, error) {
 		c.noCA = true
 		verified.CAData, verified.CAFile = nil, ""
 	}
+	c.conns = newConns()
+	verified.Dial = c.conns.dial
 	var err error
 	if c.client, err = rest.HTTPClientFor(verified); err != nil {
 		return nil, fmt.Errorf("kubeconfig credentials: %w", err)
