@@ -118,8 +118,11 @@ func newDirect(cfg *rest.Config, o Options) (*Client, error) {
 		}
 	}
 	verified := rest.CopyConfig(cfg)
-	// The API server's TLS settings are not the kubelets'.
-	verified.Insecure, verified.ServerName, verified.NextProtos = false, "", nil
+	// The API server's TLS settings are not the kubelets'. HTTP/1.1: one
+	// connection a kubelet either way, and net/http keeps an HTTP/2
+	// connection's entry per host (its TLS state, about the size of the
+	// certificates) for the client's life: memory per kubelet read.
+	verified.Insecure, verified.ServerName, verified.NextProtos = false, "", []string{"http/1.1"}
 	switch {
 	case o.KubeletCA != "":
 		pem, err := nodefile.ReadFile(o.KubeletCA, nodefile.PEM)

@@ -15,8 +15,8 @@ import (
 )
 
 // A reader of many kubelets lets go of each one's connection once no
-// reader is at its address any more (Begin and its end), over HTTP/1.1
-// and HTTP/2; the next read dials again. Without it the connection stays
+// reader is at its address any more (Begin and its end), whether the
+// kubelet offers HTTP/2 or not; the next read dials again. Without it the connection stays
 // open, kept alive, as long as the client lives.
 func TestBeginClosesTheNodesConnections(t *testing.T) {
 	cluster := newCA(t, "kubernetes")
@@ -53,8 +53,11 @@ func TestBeginClosesTheNodesConnections(t *testing.T) {
 			if raw, _, err := c.Configz(ctx, n); err != nil || string(raw) != `{"maxPods":44}` {
 				t.Fatalf("h2 %v: %s %v", h2, raw, err)
 			}
-			if want := map[bool]int64{false: 1, true: 2}[h2]; proto.Load() != want {
-				t.Fatalf("read over HTTP/%d, want HTTP/%d", proto.Load(), want)
+			// HTTP/1.1 even where the kubelet offers HTTP/2: net/http keeps
+			// an HTTP/2 connection's first TLS state per host for good
+			// (about the size of its certificates, per kubelet read).
+			if proto.Load() != 1 {
+				t.Fatalf("read over HTTP/%d, want HTTP/1.1", proto.Load())
 			}
 		}
 		closed := func(want int64) {
