@@ -1,0 +1,29 @@
+package schema
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// Each version's start-up words, decoded alone, are the whole file's for
+// that version, and every version has some.
+func TestStartupWordsPerVersion(t *testing.T) {
+	raw, err := files.ReadFile("data/startup.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all map[string]StartupData
+	if err := json.Unmarshal(raw, &all); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range Versions() {
+		want := all[v.Minor]
+		if len(want.Words) == 0 || len(want.Exits) == 0 {
+			t.Errorf("%s: no start-up words in the file", v.Minor)
+		}
+		if !reflect.DeepEqual(v.StartupWords(), want.Words) || !reflect.DeepEqual(v.ExitMessages(), want.Exits) {
+			t.Errorf("%s: the words decoded alone differ from the file's", v.Minor)
+		}
+	}
+}
