@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -25,35 +26,35 @@ type StartupData struct {
 }
 
 var (
-	startupOnce sync.Once
-	startupRaw  map[string]json.RawMessage // by minor, decoded when asked for
 	startupMu   sync.Mutex
 	startupData = map[string]*StartupData{}
 )
 
-// loadStartup is one version's start-up words: the embedded file's object
-// for that minor decoded alone, once (a run asks for one version; decoding
-// the ten was most of the cost of apply's preflight).
+// loadStartup is one version's start-up words, decoded once: that minor's
+// object of the embedded file alone, found by its key at the top level of
+// the file as make startup-words indents it, else by decoding the file (a
+// run asks for one version; decoding all ten was most of the cost of
+// apply's preflight). A test holds each to the whole file's.
 func loadStartup(minor string) *StartupData {
-	startupOnce.Do(func() {
-		raw, err := files.ReadFile("data/startup.json")
-		if err == nil {
-			err = json.Unmarshal(raw, &startupRaw)
-		}
-		if err != nil {
-			// Embedded at build time: failing to read it is a build defect.
-			panic(fmt.Sprintf("schema startup words: %v", err))
-		}
-	})
 	startupMu.Lock()
 	defer startupMu.Unlock()
 	if d, ok := startupData[minor]; ok {
 		return d
 	}
+	raw, err := files.ReadFile("data/startup.json")
+	if err != nil {
+		// Embedded at build time: failing to read it is a build defect.
+		panic(fmt.Sprintf("schema startup words: %v", err))
+	}
 	d := &StartupData{}
-	if raw, ok := startupRaw[minor]; ok {
-		if err := json.Unmarshal(raw, d); err != nil {
-			panic(fmt.Sprintf("schema startup words of %s: %v", minor, err))
+	key := []byte("\n \"" + minor + "\": ")
+	if i := bytes.Index(raw, key); i < 0 || json.NewDecoder(bytes.NewReader(raw[i+len(key):])).Decode(d) != nil {
+		var all map[string]*StartupData
+		if err := json.Unmarshal(raw, &all); err != nil {
+			panic(fmt.Sprintf("schema startup words: %v", err))
+		}
+		if d = all[minor]; d == nil {
+			d = &StartupData{}
 		}
 	}
 	startupData[minor] = d

@@ -1,13 +1,14 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
 )
 
-// Each version's start-up words, decoded alone, are the whole file's for
-// that version, and every version has some.
+// Each version's start-up words, decoded alone (found by its key), are the
+// whole file's for that version, and every version has some.
 func TestStartupWordsPerVersion(t *testing.T) {
 	raw, err := files.ReadFile("data/startup.json")
 	if err != nil {
@@ -18,6 +19,9 @@ func TestStartupWordsPerVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range Versions() {
+		if !bytes.Contains(raw, []byte("\n \""+v.Minor+"\": ")) {
+			t.Errorf("%s: its key is not where loadStartup looks (the file's layout changed)", v.Minor)
+		}
 		want := all[v.Minor]
 		if len(want.Words) == 0 || len(want.Exits) == 0 {
 			t.Errorf("%s: no start-up words in the file", v.Minor)

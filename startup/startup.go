@@ -11,7 +11,6 @@
 package startup
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -121,12 +120,16 @@ type Match struct {
 type Table struct {
 	Version *schema.Version
 	entries []entry
+	// compiled are the entries with their patterns (matching).
+	compiled    []entry
+	compileOnce sync.Once
 }
 
 type entry struct {
 	class   Class
 	probe   Probe
-	pattern *pattern
+	format  string
+	pattern *pattern // compiled by Table.matching
 	source  string
 }
 
@@ -147,16 +150,26 @@ func For(v *schema.Version) (*Table, error) {
 	for _, c := range Classes {
 		for _, p := range c.Words {
 			for _, w := range words[p.Text] {
-				pat, err := compileFormat(w.Format)
-				if err != nil {
-					return nil, fmt.Errorf("startup words of kubelet %s: %q: %w", v.Minor, w.Format, err)
-				}
-				t.entries = append(t.entries, entry{class: c, probe: p, pattern: pat, source: w.Source})
+				t.entries = append(t.entries, entry{class: c, probe: p, format: w.Format, source: w.Source})
 			}
 		}
 	}
 	tables[v.Minor] = t
 	return t, nil
+}
+
+// matching is the table with its formats compiled, the first time words
+// are matched (preflight asks only which classes a version has). A format
+// that does not compile is left out: a test compiles every version's.
+func (t *Table) matching() []entry {
+	t.compileOnce.Do(func() {
+		for _, e := range t.entries {
+			if e.pattern, _ = compileFormat(e.format); e.pattern != nil {
+				t.compiled = append(t.compiled, e)
+			}
+		}
+	})
+	return t.compiled
 }
 
 // Has tells whether the version has words for the class (a class whose
@@ -193,7 +206,7 @@ func (t *Table) Classify(words string) *Match {
 	var best *Match
 	bestAt, bestLen := -1, -1
 	var stages []stageAt
-	for _, e := range t.entries {
+	for _, e := range t.matching() {
 		loc := e.pattern.re.FindStringSubmatchIndex(words)
 		if loc == nil {
 			continue
@@ -222,7 +235,7 @@ func (t *Table) Classify(words string) *Match {
 		return nil
 	}
 	// The class's other words found there add what they print.
-	for _, e := range t.entries {
+	for _, e := range t.matching() {
 		if e.class.ID != best.Class.ID || e.probe.Stage || e.pattern.format == best.Format {
 			continue
 		}
@@ -244,7 +257,7 @@ func (t *Table) Classify(words string) *Match {
 // table has no class for: where the kubelet was).
 func (t *Table) Stage(words string) []string {
 	var stages []stageAt
-	for _, e := range t.entries {
+	for _, e := range t.matching() {
 		if !e.probe.Stage {
 			continue
 		}
