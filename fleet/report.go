@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/kubeletcfg/kubeletcfg/diff"
-	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 )
 
@@ -233,22 +233,22 @@ func (r *Report) Drift() bool {
 	return false
 }
 
-// WriteJSON writes the report as jsonshape.Marshal writes it — the nodes
+// WriteJSON writes the report as printer.WriteJSON writes it — the nodes
 // one at a time as EachNode gives them, never all held at once.
 func (r *Report) WriteJSON(w io.Writer) error {
 	shell := *r
 	shell.Nodes = nil
-	head, err := jsonshape.Marshal(&shell)
+	head, err := printer.Shape(&shell)
 	if err != nil {
 		return err
 	}
-	const nodes = "\n  \"nodes\": null"
+	const nodes = "\n  \"nodes\": []"
 	at := bytes.Index(head, []byte(nodes))
 	if at < 0 {
 		return fmt.Errorf("fleet: no nodes in the report's JSON")
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(head[:at+len(nodes)-len("null")])
+	bw.Write(head[:at+len(nodes)-len("[]")])
 	bw.WriteByte('[')
 	n := 0
 	err = r.EachNode(func(node Node) error {

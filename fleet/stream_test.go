@@ -12,7 +12,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/fleet/fleettest"
-	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
+	"github.com/kubeletcfg/kubeletcfg/internal/printer"
 )
 
 // distinctFleet is n nodes of one configuration, each serving its own
@@ -37,7 +37,8 @@ func distinctFleet(t testing.TB, n int) []fleettest.Node {
 }
 
 // A scan that keeps its rows in a file gives the report a scan in memory
-// gives, and its JSON is jsonshape's, node for node.
+// gives, and its JSON is what -o json prints of a report (printer's),
+// node for node; an empty report's lists are [] as printer prints them.
 func TestScanSpillGivesTheSameReport(t *testing.T) {
 	api := fleettest.NewAPIServer(t, "v1.37.2", "", distinctFleet(t, 40))
 	mem, err := Scan(context.Background(), Options{Kubeconfig: api.Kubeconfig, Timeout: time.Second})
@@ -56,10 +57,11 @@ func TestScanSpillGivesTheSameReport(t *testing.T) {
 		t.Errorf("groups or skew differ:\n%+v\n%+v", mem.Groups, spill.Groups)
 	}
 	mem.Concurrency = spill.Concurrency // how the two scans were paced differs
-	want, err := jsonshape.Marshal(mem)
-	if err != nil {
+	var wantBuf bytes.Buffer
+	if err := printer.WriteJSON(&wantBuf, mem); err != nil {
 		t.Fatal(err)
 	}
+	want := wantBuf.Bytes()
 	var got bytes.Buffer
 	if err := spill.WriteJSON(&got); err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func TestScanSpillGivesTheSameReport(t *testing.T) {
 			at++
 		}
 		from := max(0, at-300)
-		t.Errorf("streamed JSON differs from jsonshape's at byte %d:\n%s\nwant\n%s", at, got.Bytes()[from:min(got.Len(), at+300)], want[from:min(len(want), at+300)])
+		t.Errorf("streamed JSON differs from printer's at byte %d:\n%s\nwant\n%s", at, got.Bytes()[from:min(got.Len(), at+300)], want[from:min(len(want), at+300)])
 	}
 	var memJSON bytes.Buffer
 	if err := mem.WriteJSON(&memJSON); err != nil || memJSON.String() != string(want) {
@@ -81,8 +83,9 @@ func TestScanSpillGivesTheSameReport(t *testing.T) {
 	}
 	empty := &Report{}
 	var e bytes.Buffer
-	if err := empty.WriteJSON(&e); err != nil || !bytes.Contains(e.Bytes(), []byte(`"nodes": [],`)) {
-		t.Errorf("no nodes: %v\n%s", err, e.String())
+	var eWant bytes.Buffer
+	if err := empty.WriteJSON(&e); err != nil || !bytes.Contains(e.Bytes(), []byte(`"nodes": [],`)) || printer.WriteJSON(&eWant, empty) != nil || e.String() != eWant.String() {
+		t.Errorf("no nodes: %v\n%s\nwant\n%s", err, e.String(), eWant.String())
 	}
 }
 

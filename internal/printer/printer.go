@@ -100,7 +100,7 @@ func (o *Output) Print(w io.Writer, v any, human func() error) error {
 // WriteJSON writes v as a versioned shape (jsonshape), its top-level nil
 // lists as [].
 func WriteJSON(w io.Writer, v any) error {
-	out, err := jsonshape.Marshal(emptyLists(v))
+	out, err := Shape(v)
 	if err != nil {
 		return err
 	}
@@ -108,9 +108,13 @@ func WriteJSON(w io.Writer, v any) error {
 	return err
 }
 
+// Shape is what WriteJSON writes of v (for a writer that streams part of
+// it: fleet's nodes).
+func Shape(v any) ([]byte, error) { return jsonshape.Marshal(emptyLists(v)) }
+
 // WriteYAML writes v's shape (WriteJSON's) as YAML, "version" included.
 func WriteYAML(w io.Writer, v any) error {
-	out, err := jsonshape.Marshal(emptyLists(v))
+	out, err := Shape(v)
 	if err != nil {
 		return err
 	}
