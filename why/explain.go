@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -327,7 +328,7 @@ func (x *explainer) byClass(m *startup.Match, words string) {
 // classes whose words are not the kubelet's own: a file the configuration
 // names that cannot be opened, a port in use.
 func (x *explainer) byGoError(words string) (startup.Class, bool) {
-	if m := addrInUse.FindStringSubmatch(words); m != nil {
+	if m := addrInUse().FindStringSubmatch(words); m != nil {
 		for _, c := range startup.Classes {
 			for _, f := range c.Ports {
 				if x.l.fieldValue(f) == m[2] {
@@ -337,7 +338,7 @@ func (x *explainer) byGoError(words string) (startup.Class, bool) {
 			}
 		}
 	}
-	for _, m := range pathError.FindAllStringSubmatch(words, 20) {
+	for _, m := range pathError().FindAllStringSubmatch(words, 20) {
 		// Under --root kubeletcfg's own reading names the image's path.
 		path := x.l.nodePath(m[2])
 		for _, c := range startup.Classes {
@@ -357,10 +358,15 @@ func (x *explainer) byGoError(words string) (startup.Class, bool) {
 }
 
 // Go's words: net's "listen tcp ADDR:PORT: bind: address already in use"
-// and os's "open PATH: no such file or directory".
+// and os's "open PATH: no such file or directory". Compiled when first
+// used (why's own work), not at the start of every command.
 var (
-	addrInUse = regexp.MustCompile(`listen (?:tcp[46]?|unix) (\S*?):?(\d*): bind: address already in use`)
-	pathError = regexp.MustCompile(`\b(open|stat|lstat|read|readlink|mkdir) (/[^:\s]*|[^:\s]+\.[a-z]+): (no such file or directory|permission denied|is a directory|not a directory|too many levels of symbolic links|no such device or address)`)
+	addrInUse = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`listen (?:tcp[46]?|unix) (\S*?):?(\d*): bind: address already in use`)
+	})
+	pathError = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(open|stat|lstat|read|readlink|mkdir) (/[^:\s]*|[^:\s]+\.[a-z]+): (no such file or directory|permission denied|is a directory|not a directory|too many levels of symbolic links|no such device or address)`)
+	})
 )
 
 // field sets the explanation's field, its value and origin.
@@ -560,7 +566,7 @@ func (x *explainer) reserved(m *startup.Match, words string) {
 // quantityText reads a resource quantity printed with %v: the struct
 // {{int scale} {<nil>} cached format}, or already a quantity.
 func quantityText(s string) string {
-	m := quantityStruct.FindStringSubmatch(s)
+	m := quantityStruct().FindStringSubmatch(s)
 	if m == nil {
 		return s
 	}
@@ -584,12 +590,14 @@ func quantityText(s string) string {
 	return q.String()
 }
 
-var quantityStruct = regexp.MustCompile(`^\{\{(-?\d+) (-?\d+)\} \{([^}]*)\} (\S*) ?\w*\}$`)
+var quantityStruct = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\{\{(-?\d+) (-?\d+)\} \{([^}]*)\} (\S*) ?\w*\}$`)
+})
 
 // port finds which port of the class is in use.
 func (x *explainer) port(c startup.Class, words string) {
 	e := x.e
-	m := addrInUse.FindStringSubmatch(words)
+	m := addrInUse().FindStringSubmatch(words)
 	if m == nil {
 		x.field(c.Field)
 		return
@@ -612,7 +620,7 @@ func (x *explainer) port(c startup.Class, words string) {
 func (x *explainer) files(c startup.Class, field, flag, path, words string) {
 	e := x.e
 	if path == "" {
-		if m := pathError.FindStringSubmatch(words); m != nil {
+		if m := pathError().FindStringSubmatch(words); m != nil {
 			path = m[2]
 		}
 	}
