@@ -20,6 +20,52 @@ type Change struct {
 	Patch         string
 	Dropins       []string
 	RemoveDropins []string
+	// ReadFile reads the change's files (default: nodefile's, with its
+	// limits for a config file); an apply in a pod reads them before it
+	// enters the host's root, and hands them over here.
+	ReadFile func(path string) ([]byte, error)
+}
+
+func (c Change) read(path string) ([]byte, error) {
+	if c.ReadFile != nil {
+		return c.ReadFile(path)
+	}
+	return nodefile.ReadFile(path, nodefile.Config)
+}
+
+// Files are the change's inputs as given, read (ChangeHash names them).
+func (c Change) Files() ([]ChangeFile, error) {
+	var out []ChangeFile
+	add := func(kind, name, path string) error {
+		b, err := c.read(path)
+		if err == nil {
+			out = append(out, ChangeFile{Kind: kind, Name: name, Content: b})
+		}
+		return err
+	}
+	if c.File != "" {
+		if err := add("file", "", c.File); err != nil {
+			return nil, err
+		}
+	}
+	for _, spec := range c.Dropins {
+		name, file, ok := strings.Cut(spec, "=")
+		if !ok {
+			continue // Check says what is wrong
+		}
+		if err := add("dropin", name, file); err != nil {
+			return nil, err
+		}
+	}
+	if c.Patch != "" {
+		if err := add("patch", "", c.Patch); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range c.RemoveDropins {
+		out = append(out, ChangeFile{Kind: "remove-dropin", Name: name})
+	}
+	return out, nil
 }
 
 // Check refuses what cannot be one change of node, before anything is
@@ -58,7 +104,7 @@ func (c Change) Into(o *Options) error {
 			o.Dropin, file = name, f
 			continue
 		}
-		content, err := nodefile.ReadFile(f, nodefile.Config)
+		content, err := c.read(f)
 		if err != nil {
 			return err
 		}
@@ -66,13 +112,13 @@ func (c Change) Into(o *Options) error {
 	}
 	var err error
 	if file != "" {
-		if o.NewFile, err = nodefile.ReadFile(file, nodefile.Config); err != nil {
+		if o.NewFile, err = c.read(file); err != nil {
 			return err
 		}
 		o.NewFileName = file
 	}
 	if c.Patch != "" {
-		if o.Patch, err = nodefile.ReadFile(c.Patch, nodefile.Config); err != nil {
+		if o.Patch, err = c.read(c.Patch); err != nil {
 			return err
 		}
 		o.PatchName = c.Patch
@@ -110,25 +156,37 @@ func GuardStarter(o *Options, kubeconfig, kubeContext string) func(dir, id strin
 		if o.Setup != nil {
 			root = o.Setup.Root
 		}
-		args := []string{GuardCommand, "--state-dir", dir, "--id", id, "--unit", o.Unit, "--health-timeout", o.Timeout.String()}
-		if root != "" {
-			args = append(args, "--root", root)
-		}
-		if kubeconfig != "" {
-			// The guard runs elsewhere (a transient unit): an absolute path.
-			if abs, err := filepath.Abs(kubeconfig); err == nil {
-				kubeconfig = abs
-			}
-			args = append(args, "--kubeconfig", kubeconfig, "--context", kubeContext, "--node", o.Node)
-		}
-		if o.Restart != "" {
-			args = append(args, "--restart-command", o.Restart, "--pid-file", o.PIDFile, "--kubelet-log", o.KubeletLog)
-		}
+		args := GuardArgs(o, dir, id, kubeconfig, kubeContext)
 		if root != "" {
 			return StartGuard(self, args, dir)
 		}
 		return StartHostGuard(context.Background(), self, args, dir, id, o.Unit)
 	}
+}
+
+// GuardArgs is the guard's command line (without the executable) for the
+// apply id of o in dir; with kubeconfig, the API server through which it
+// lifts the cordon the apply left.
+func GuardArgs(o *Options, dir, id, kubeconfig, kubeContext string) []string {
+	root := ""
+	if o.Setup != nil {
+		root = o.Setup.Root
+	}
+	args := []string{GuardCommand, "--state-dir", dir, "--id", id, "--unit", o.Unit, "--health-timeout", o.Timeout.String()}
+	if root != "" {
+		args = append(args, "--root", root)
+	}
+	if kubeconfig != "" {
+		// The guard runs elsewhere (a transient unit): an absolute path.
+		if abs, err := filepath.Abs(kubeconfig); err == nil {
+			kubeconfig = abs
+		}
+		args = append(args, "--kubeconfig", kubeconfig, "--context", kubeContext, "--node", o.Node)
+	}
+	if o.Restart != "" {
+		args = append(args, "--restart-command", o.Restart, "--pid-file", o.PIDFile, "--kubelet-log", o.KubeletLog)
+	}
+	return args
 }
 
 // RestartSpec says how kubeletcfg restarts the kubelet, as its flags say:

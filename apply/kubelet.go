@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 )
@@ -18,9 +20,13 @@ type KubeletAccess struct {
 	URL, ClientCert, ClientKey, CA string
 	Insecure                       bool
 	Kubeconfig, Context            string
-	Direct                         bool
-	InsecureNodes                  []string
-	Verify                         bool
+	// RESTConfig is the API server's client configuration, loaded before
+	// (an apply in a pod: the pod's files are out of reach once in the
+	// host's root); it stands for Kubeconfig.
+	RESTConfig    *rest.Config
+	Direct        bool
+	InsecureNodes []string
+	Verify        bool
 }
 
 // given says the operator gave a way into the kubelet's own port.
@@ -42,10 +48,12 @@ func (a KubeletAccess) Wire(ctx context.Context, o *Options) error {
 		o.KubeletAPI = local.HTTP("")
 		c, n = local, kubeletapi.Node{Version: o.Setup.Version}
 	}
-	if a.Kubeconfig != "" {
-		cfg, err := hostnode.RESTConfig(a.Kubeconfig, a.Context)
-		if err != nil {
-			return err
+	if a.Kubeconfig != "" || a.RESTConfig != nil {
+		cfg := a.RESTConfig
+		if cfg == nil {
+			if cfg, err = hostnode.RESTConfig(a.Kubeconfig, a.Context); err != nil {
+				return err
+			}
 		}
 		n = kubeletapi.Node{Name: o.Node, Version: o.Setup.Version}
 		opts := kubeletapi.Options{Via: kubeletapi.Proxy, Insecure: a.InsecureNodes}

@@ -13,6 +13,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeletcfg/kubeletcfg/apply"
 )
@@ -29,6 +30,9 @@ type DrainOptions struct {
 	// lost); Force lets pods go that no controller will recreate.
 	DeleteEmptyDirData bool
 	Force              bool
+	// KeepPod is the pod that runs this apply (a rollout's Job, on the
+	// node it drains): it stays.
+	KeepPod types.UID
 }
 
 const mirrorAnnotation = "kubernetes.io/config.mirror"
@@ -51,6 +55,10 @@ func (n *Node) Drain(ctx context.Context, o DrainOptions) error {
 	var refused []string
 	for _, p := range pods {
 		if p.Spec.NodeName != n.Name {
+			continue
+		}
+		if o.KeepPod != "" && p.UID == o.KeepPod {
+			n.step("leaving pod %s/%s: it runs this apply", p.Namespace, p.Name)
 			continue
 		}
 		why, goes, err := n.mayEvict(ctx, p, o)

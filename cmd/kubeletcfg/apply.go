@@ -38,6 +38,7 @@ type applyFlags struct {
 	kubelet apply.KubeletAccess
 	output  *printer.Output
 	cluster cluster.Options
+	pod     podFlags
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -122,10 +123,11 @@ and rolled back.`,
   kubeletcfg apply --node node-1 --from-migrate
   kubeletcfg apply --node node-1 -f new-config.yaml --restart-command /usr/local/sbin/restart-kubelet --pid-file /run/kubelet.pid`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runApply(cmd, s, f, args)
+			return f.finishPod(runApply(cmd, s, f, args))
 		},
 	}
 	bindApplyFlags(cmd, f)
+	f.pod.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVarP(&f.change.File, "filename", "f", "", "the new config file")
 	fl.StringVar(&f.change.Patch, "patch", "", "a JSON merge patch (RFC 7386, YAML or JSON) onto the --config file instead of -f: the fields it names set, null removes one, the rest kept")
@@ -182,6 +184,9 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	}
 	if f.kubelet.Direct && f.cluster.Access.Kubeconfig == "" {
 		return fmt.Errorf("--direct needs --kubeconfig: the Node says where its kubelet listens")
+	}
+	if err := f.enterHost(); err != nil {
+		return err
 	}
 	if f.fromMigrate {
 		return runApplyMigration(cmd, s, f, args)
@@ -259,19 +264,24 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, run func(context.Context, apply.Options) (*apply.Outcome, error)) error {
 	o.Progress = s.ErrOut
 	o.StartGuard = apply.GuardStarter(&o, f.cluster.Access.Kubeconfig, f.cluster.Access.Context)
+	f.inPod(&o)
 
 	if f.cluster.Drain && f.cluster.Access.Kubeconfig == "" {
 		return fmt.Errorf("--drain needs --kubeconfig")
 	}
 	if f.cluster.Access.Kubeconfig != "" && !o.DryRun {
 		f.cluster.Access.Node, f.cluster.Progress = o.Node, s.ErrOut
-		if err := cluster.Attach(&o, f.cluster); err != nil {
+		attach := func() error { return cluster.Attach(&o, f.cluster) }
+		if f.pod.restCfg != nil {
+			attach = func() error { return cluster.AttachConfig(&o, f.cluster, f.pod.restCfg) }
+		}
+		if err := attach(); err != nil {
 			return err
 		}
 	}
 	if !o.DryRun {
 		k := f.kubelet
-		k.Kubeconfig, k.Context = f.cluster.Access.Kubeconfig, f.cluster.Access.Context
+		k.Kubeconfig, k.Context, k.RESTConfig = f.cluster.Access.Kubeconfig, f.cluster.Access.Context, f.pod.restCfg
 		if err := k.Wire(cmd.Context(), &o); err != nil {
 			return err
 		}
@@ -279,6 +289,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 	ctx, stop := interruptible(cmd.Context(), s)
 	out, err := run(ctx, o)
 	stop()
+	f.pod.ran, f.pod.out, f.pod.applyErr = true, out, err
 	if out != nil {
 		werr := f.output.Print(s.Out, out, func() error {
 			printChanges(s, out.Changes)

@@ -123,6 +123,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error
 		newRollbackCmd(s),
 		newBackupsCmd(s),
 		newGuardCmd(),
+		newInHostCmd(),
 		newRecoverCmd(s),
 		newWhyCmd(s),
 		newPreflightCmd(s),
