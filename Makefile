@@ -4,12 +4,23 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: all build test vet demo schema startup-words fuzz fuzz-ci bench bench-kubelet-code bench-fleet clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-sanity ansible-demo ansible-bench
+.PHONY: image all build test vet demo schema startup-words fuzz fuzz-ci bench bench-kubelet-code bench-fleet clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-sanity ansible-demo ansible-bench
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/kubeletcfg
+
+# kubeletcfg's container image (what kubeletcfg rollout's Jobs run): the
+# static binary packed as an OCI image archive by hack/image, without a
+# registry or a container engine. Import it where the kubelet's containerd
+# finds it (ctr -n k8s.io images import bin/kubeletcfg-image.tar), or publish
+# it (README, "Publishing the image"); rollout --image names it.
+IMAGE         ?= ghcr.io/kubeletcfg/kubeletcfg:dev
+IMAGE_VERSION ?= dev
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/kubeletcfg-static ./cmd/kubeletcfg
+	$(GO) run ./hack/image -bin bin/kubeletcfg-static -name $(IMAGE) -version $(IMAGE_VERSION) -o bin/kubeletcfg-image.tar
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
