@@ -93,6 +93,8 @@ kubelet version from 1.28 on reads it (generated from the kubelet's own code):
   fleet      every node's running configuration through the API server, grouped
   apply      change the config file or drop-ins (or migrate): backup, write,
              restart, watch, roll back
+  rollout    apply a change to many nodes as Kubernetes Jobs: canary, batches,
+             soak, stop at the first rollback
   rollback   put a backup back; backups lists them; recover finishes an
              interrupted apply
 
@@ -120,6 +122,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error
 		newDiffCmd(s),
 		newFleetCmd(s),
 		newApplyCmd(s),
+		newRolloutCmd(s),
 		newRollbackCmd(s),
 		newBackupsCmd(s),
 		newGuardCmd(),
