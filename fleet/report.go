@@ -46,6 +46,8 @@ type Report struct {
 	// Concurrency says how many reads at once the scan made through the
 	// API server's proxy as its latency allowed (absent when direct).
 	Concurrency *Concurrency `json:"concurrency,omitempty"`
+	// Rollout is the last kubeletcfg rollout's state (nil: none).
+	Rollout *Rollout `json:"rollout,omitempty"`
 
 	total    int
 	rows     rows

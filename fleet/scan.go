@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/rollout"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -53,6 +55,9 @@ type Options struct {
 	// memory then grows with the distinct configurations, not the nodes.
 	// The caller closes the report.
 	Spill bool
+	// RolloutNamespace is where kubeletcfg rollout keeps its progress
+	// (default kube-system).
+	RolloutNamespace string
 }
 
 // Scan reads every node's running configuration and reports. An error means
@@ -157,6 +162,7 @@ func Scan(ctx context.Context, o Options) (*Report, error) {
 		}
 		rep.rows = nil
 	}
+	rep.Rollout = readRollout(ctx, client, cmp.Or(o.RolloutNamespace, rollout.DefaultNamespace))
 	rep.Elapsed = time.Since(start)
 	return rep, nil
 }

@@ -27,6 +27,7 @@ type fleetFlags struct {
 	timeout          time.Duration
 	output           *printer.Output
 	kubeletAccess
+	rolloutNamespace string
 }
 
 // How many node names and values of a field set per node a group lists in
@@ -109,7 +110,7 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 			rep, err := fleet.Scan(cmd.Context(), fleet.Options{Kubeconfig: f.kubeconfig, Context: f.kubeContext,
 				Selector: f.selector, AgainstConfigMap: f.againstConfigMap, AgainstFile: f.against,
 				Concurrency: f.concurrency, Timeout: f.timeout, Progress: progress.update,
-				Direct: f.direct, KubeletCA: f.kubeletCA, Insecure: f.insecure,
+				Direct: f.direct, KubeletCA: f.kubeletCA, Insecure: f.insecure, RolloutNamespace: f.rolloutNamespace,
 				// YAML is made of the whole report; text and JSON are
 				// written from the nodes' rows kept on disk.
 				Spill: f.output.Format() != printer.YAML})
@@ -124,7 +125,9 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 			case printer.YAML:
 				err = printer.WriteYAML(s.Out, rep)
 			default:
-				err = printFleet(s, rep)
+				if err = printFleet(s, rep); err == nil {
+					printFleetRollout(s, rep)
+				}
 			}
 			// The report is out: say on stderr why there is nothing to compare.
 			switch {
@@ -152,6 +155,7 @@ Exit codes: 0 every node read matches (the reference, or each other), 1 drift,
 	fl.DurationVar(&f.timeout, "timeout", fleet.DefaultTimeout, "time for one read of a node's /configz")
 	f.output = printer.Flag(fl, printer.Text, printer.JSON, printer.YAML)
 	f.kubeletAccess.bind(fl)
+	fl.StringVar(&f.rolloutNamespace, "rollout-namespace", "kube-system", "where kubeletcfg rollout keeps its progress: its state is shown after the groups")
 	return cmd
 }
 

@@ -179,6 +179,14 @@ type APIServer struct {
 	// down under load.
 	Delay    func(inFlight int) time.Duration
 	inFlight atomic.Int32
+	served   map[string]any
+}
+
+// Serve makes the server answer GET path with obj (JSON).
+func (f *APIServer) Serve(path string, obj any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.served[path] = obj
 }
 
 func NewAPIServer(t testing.TB, version string, configMap string, nodes []Node) *APIServer {
@@ -224,7 +232,7 @@ func (f *APIServer) nodeObject(n Node) corev1.Node {
 
 func newAPIServer(t testing.TB, version string, configMap string, nodes []Node, kubelets bool) *APIServer {
 	t.Helper()
-	f := &APIServer{attempts: map[string]int{}, Direct: map[string]*atomic.Int32{}, kubelets: map[string]int32{}}
+	f := &APIServer{attempts: map[string]int{}, Direct: map[string]*atomic.Int32{}, kubelets: map[string]int32{}, served: map[string]any{}}
 	byName := map[string]Node{}
 	for _, n := range nodes {
 		byName[n.Name] = n
@@ -292,6 +300,14 @@ func newAPIServer(t testing.TB, version string, configMap string, nodes []Node, 
 				ObjectMeta: metav1.ObjectMeta{Name: "kubelet-config", Namespace: "kube-system"},
 				Data:       map[string]string{"kubelet": configMap}})
 		default:
+			f.mu.Lock()
+			obj, ok := f.served[path]
+			f.mu.Unlock()
+			if ok {
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(obj)
+				return
+			}
 			ProxyError(404, "the server could not find the requested resource")(0, w)
 		}
 	}))
