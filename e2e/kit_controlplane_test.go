@@ -120,7 +120,9 @@ func startControlPlane(t testing.TB) *controlPlane {
 		"--enable-admission-plugins=NodeRestriction",
 		"--kubelet-client-certificate="+kubeletClient, "--kubelet-client-key="+kubeletClientKey,
 		"--kubelet-preferred-address-types=InternalIP",
-		"--service-cluster-ip-range=10.96.0.0/24")
+		"--service-cluster-ip-range=10.96.0.0/24",
+		// kubeletcfg rollout's Jobs are privileged, as kubeadm's API server allows.
+		"--allow-privileged=true")
 	cp.Kubeconfig = ca.kubeconfig(t, cp.URL, "admin", "kubeletcfg-e2e-admin", "system:masters")
 	cp.Client = cp.client(t, cp.Kubeconfig)
 	cp.fast = fastClient(t, cp.Kubeconfig)

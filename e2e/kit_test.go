@@ -73,7 +73,10 @@ func runKit(m *testing.M) int {
 		}
 		*b.out = filepath.Join(dir, "bin", name)
 		args := append(append([]string{"build"}, b.tags...), "-o", *b.out, "../cmd/kubeletcfg")
-		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		build := exec.Command("go", args...)
+		// Static, as the image make image packs (rolloutImage packs this one).
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "go %s: %v\n%s", strings.Join(args, " "), err, out)
 			return 1
 		}
