@@ -63,6 +63,8 @@ type Options struct {
 	ImageGrace time.Duration
 	Progress   io.Writer
 	Clock      Clock
+
+	started map[string]time.Time // when this process created each node's Job
 }
 
 // Clock is the time as the rollout sees it.
@@ -214,6 +216,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		_ = l.release(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if prev != nil {
+		// The last rollout's change stays until the next starts (its Jobs
+		// may still mount it).
+		if err := o.API.DeleteSecret(ctx, o.Namespace, prev.Spec.secretName()); err != nil && !apierrors.IsNotFound(err) {
+			o.progress("deleting the last rollout's secret %s: %v", prev.Spec.secretName(), err)
+		}
 	}
 	st := newState(spec, o.Clock.Now())
 	st.Holder = l.holder
@@ -430,7 +439,7 @@ func (o *Options) stop(ctx context.Context, st *State, store *progressStore, why
 	if err := store.save(ctx, st, o.Clock.Now()); err != nil {
 		return o.report(st), err
 	}
-	// The Secret stays for the Jobs that ran; the next rollout's replaces it.
+	// The Secret stays for the Jobs that ran; the next rollout deletes it.
 	return o.report(st), fmt.Errorf("%w: %s", ErrStopped, why)
 }
 
@@ -485,7 +494,13 @@ func (o *Options) startWave(ctx context.Context, st *State, w Wave) error {
 		job := spec.Job(spec.jobIndex(name), spec.node(name), w.Name)
 		err = o.API.CreateJob(ctx, job)
 		switch {
-		case err == nil, apierrors.IsAlreadyExists(err):
+		case err == nil:
+			n.Outcome = OutcomeRunning
+			if o.started == nil {
+				o.started = map[string]time.Time{}
+			}
+			o.started[name] = o.Clock.Now()
+		case apierrors.IsAlreadyExists(err):
 			n.Outcome = OutcomeRunning
 		case apierrors.IsInvalid(err), apierrors.IsForbidden(err):
 			n.Outcome, n.Cause = apply.OutcomeRefused, fmt.Sprintf("the API server refuses its Job: %v", err)
@@ -563,8 +578,13 @@ func (o *Options) collect(ctx context.Context, st *State, w Wave, waiting map[st
 			}
 		}
 		n.Outcome, n.Cause, n.HealthyAfter = outcome, cause, healthy
+		took := ""
+		if t, ok := o.started[name]; ok {
+			n.Took = o.Clock.Now().Sub(t).Round(10 * time.Millisecond).Seconds()
+			took = fmt.Sprintf(" after %.1fs", n.Took)
+		}
 		changed = true
-		o.progress("node %s: %s%s", name, outcome, ifCause(cause))
+		o.progress("node %s: %s%s%s", name, outcome, took, ifCause(cause))
 		o.annotate(ctx, spec, n)
 	}
 	return changed, pending, nil

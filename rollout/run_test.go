@@ -96,12 +96,18 @@ func TestRunStopsAtTheFirstRollback(t *testing.T) {
 	if _, ok := f.nodes["n4"].Annotations[AnnotationApply]; ok {
 		t.Error("a node not reached is annotated")
 	}
-	// A stopped rollout does not block the next.
+	if _, secrets, _ := f.objects(); secrets != 1 {
+		t.Errorf("%d Secrets after a stopped rollout, want its own", secrets)
+	}
+	// A stopped rollout does not block the next, which deletes its Secret.
 	o.ID = "def"
 	o.Change = dropinChange("maxPods: 112\n")
 	f.run = applies(o.Change.Hash, nil)
 	if _, err := Run(context.Background(), o); err != nil {
 		t.Errorf("the next rollout: %v", err)
+	}
+	if _, secrets, _ := f.objects(); secrets != 0 {
+		t.Errorf("%d Secrets after the next rollout", secrets)
 	}
 }
 

@@ -57,6 +57,9 @@ type NodeState struct {
 	Cause   string `json:"cause,omitempty"`
 	// HealthyAfter is seconds from the kubelet's restart to healthy.
 	HealthyAfter float64 `json:"healthyAfter,omitempty"`
+	// Took is seconds from its Job's creation to its outcome, as this
+	// process saw them (none for a Job a resumed rollout found).
+	Took float64 `json:"took,omitempty"`
 }
 
 // ok: the change holds on the node.
