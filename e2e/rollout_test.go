@@ -195,8 +195,9 @@ func outcomes(r *rollout.Report) map[string]string {
 // running kubeletcfg's image: refused changes reach no node; a good change
 // goes to the canary, then (after the rollout's process is killed between
 // the waves and another rollout is refused by the Lease) --resume takes it
-// to the second; a change that kills the kubelet is rolled back on the
-// canary and stops the rollout with the second node untouched; the Job's
+// to the second; a change that kills the kubelet is refused by apply's
+// preflight on the canary, and past preflight (--skip-preflight) rolled
+// back there, each stopping the rollout with the second node untouched; the Job's
 // pod killed in the middle of its apply leaves its node healthy on the old
 // or the new file. The restarts go through a restart command run on the
 // host (nsenter into the kubelet's namespaces, the host init's cgroups);
@@ -290,10 +291,33 @@ func TestRollout(t *testing.T) {
 		}
 	})
 
+	t.Run("kubelet-killing change refused by preflight on the canary", func(t *testing.T) {
+		pid1, pid2 := readPid(k.first.PidFile), readPid(k.second.PidFile)
+		fatal := k.dropin(t, "fatal.conf", fatalAtStart)
+		code, rep, errOut := k.run(t, "--dropin", "50-rollout.conf="+fatal)
+		if code != 2 || rep.Phase != rollout.PhaseStopped {
+			t.Fatalf("exit %d, phase %s, want 2, stopped:\n%s", code, rep.Phase, errOut)
+		}
+		o := outcomes(rep)
+		if o[k.first.Name] != apply.OutcomeRefused || o[k.second.Name] != rollout.OutcomeNotReached {
+			t.Errorf("outcomes %v", o)
+		}
+		if !strings.Contains(rep.Nodes[0].Cause, "preflight") || !strings.Contains(rep.Nodes[0].Cause, "reserved-beyond-capacity") {
+			t.Errorf("the canary's cause does not name the preflight class: %q", rep.Nodes[0].Cause)
+		}
+		if readPid(k.first.PidFile) != pid1 || readPid(k.second.PidFile) != pid2 {
+			t.Error("a kubelet was restarted for a change preflight refused")
+		}
+		if _, err := os.Stat(filepath.Join(k.first.ConfigDir, "50-rollout.conf")); err == nil && strings.Contains(readFile(t, filepath.Join(k.first.ConfigDir, "50-rollout.conf")), "kubeReserved") {
+			t.Error("the refused drop-in was written on the canary")
+		}
+	})
+
 	t.Run("kubelet-killing change rolled back on the canary", func(t *testing.T) {
 		pid2 := readPid(k.second.PidFile)
 		fatal := k.dropin(t, "fatal.conf", fatalAtStart)
-		code, rep, errOut := k.run(t, "--dropin", "50-rollout.conf="+fatal)
+		// Past preflight, to the kubelet: the watch and the rollback.
+		code, rep, errOut := k.run(t, "--dropin", "50-rollout.conf="+fatal, "--apply-flag=--skip-preflight")
 		if code != 3 || rep.Phase != rollout.PhaseStopped {
 			t.Fatalf("exit %d, phase %s, want 3, stopped:\n%s", code, rep.Phase, errOut)
 		}
