@@ -42,7 +42,13 @@ type Report struct {
 	BackupN int `json:"backupN,omitempty"`
 	// HealthyAfter is seconds from the restart to the healthy verdict.
 	HealthyAfter float64 `json:"healthyAfterSeconds,omitempty"`
+	// LeftCordoned is Outcome.LeftCordoned: the node stays cordoned, why,
+	// and what lifts it.
+	LeftCordoned string `json:"leftCordoned,omitempty"`
 }
+
+// maxLeftCordoned bounds Report.LeftCordoned (kubeletcfg's own sentence).
+const maxLeftCordoned = 512
 
 // ReportOf sums an apply's result up: out and err as Run returned them,
 // exit the process's exit code.
@@ -63,6 +69,14 @@ func ReportOf(node, change string, out *Outcome, err error, exit int, now time.T
 	}
 	if out != nil {
 		r.BackupN = out.BackupN
+		r.LeftCordoned = out.LeftCordoned
+		if len(r.LeftCordoned) > maxLeftCordoned {
+			cut := maxLeftCordoned
+			for cut > 0 && !utf8.RuneStart(r.LeftCordoned[cut]) {
+				cut--
+			}
+			r.LeftCordoned = r.LeftCordoned[:cut] + "…"
+		}
 		if r.Outcome == OutcomeApplied {
 			r.HealthyAfter = out.HealthyAfter.Round(time.Millisecond).Seconds()
 		}

@@ -37,6 +37,17 @@ func TestReportOf(t *testing.T) {
 			}
 		})
 	}
+	// Interrupted (the pod's SIGTERM) after the drain, nothing written, the
+	// uncordon refused: refused, and the cordon left said.
+	left := "kubeletcfg's cordon stays: uncordon failed; kubectl uncordon n"
+	r := ReportOf("n", "", &Outcome{ID: "x", Interrupted: true, LeftCordoned: left}, fmt.Errorf("%w (terminated)", ErrInterrupted), 2, now)
+	if back, err := DecodeReport(r.Encode()); err != nil || back.Outcome != OutcomeRefused || back.LeftCordoned != left || !strings.Contains(back.Cause, "interrupted") {
+		t.Errorf("interrupted, left cordoned: %+v %v", back, err)
+	}
+	r = ReportOf("n", "", &Outcome{LeftCordoned: strings.Repeat("é", 5000)}, errors.New("x"), 2, now)
+	if len(r.Encode()) > MaxReport || len(r.LeftCordoned) > maxLeftCordoned+len("…") {
+		t.Errorf("a long leftCordoned: %d bytes encoded", len(r.Encode()))
+	}
 	if r := ReportOf("n", "", &Outcome{Applied: true, HealthyAfter: 1234 * time.Millisecond}, nil, 0, now); r.HealthyAfter != 1.234 {
 		t.Errorf("healthy after %v, want 1.234", r.HealthyAfter)
 	}

@@ -577,6 +577,11 @@ func (o *Options) collect(ctx context.Context, st *State, w Wave, waiting map[st
 				return false, 0, fmt.Errorf("job %s: %w", jobName, err)
 			}
 		}
+		if spec.Apply.Drain && strings.Contains(cause, "without apply's report") {
+			// The guard of a Job's apply has no credentials (the pod's
+			// token goes with it): a cordon the apply made stays.
+			cause += "; a cordon the apply made stays (kubeletcfg's mark on the Node): the next apply takes it over, or kubeletcfg recover --kubeconfig on the node lifts it"
+		}
 		n.Outcome, n.Cause, n.HealthyAfter = outcome, cause, healthy
 		took := ""
 		if t, ok := o.started[name]; ok {
@@ -615,6 +620,9 @@ func (o *Options) judge(job *batchv1.Job, pods []*corev1.Pod, hash string, waiti
 				}
 				if r.Change != hash {
 					return apply.OutcomeFailed, fmt.Sprintf("its pod %s applied change %s, not %s", p.Name, r.Change, hash), 0
+				}
+				if r.LeftCordoned != "" {
+					r.Cause = strings.TrimPrefix(r.Cause+"; ", "; ") + "left cordoned: " + r.LeftCordoned
 				}
 				return r.Outcome, r.Cause, r.HealthyAfter
 			}

@@ -116,7 +116,7 @@ func TestRunStopsAtTheFirstRollback(t *testing.T) {
 // report of "unchanged" did not; a report of another change is not this
 // one's.
 func TestRunJudgesByTheReport(t *testing.T) {
-	f := newFake("n1", "n2", "n3", "n4")
+	f := newFake("n1", "n2", "n3", "n4", "n5")
 	o := options(f, dropinChange("maxPods: 111\n"))
 	o.Waves = Waves{Canary: 0, Batch: "100%"}
 	f.run = func(j *batchv1.Job) podEnd {
@@ -127,18 +127,24 @@ func TestRunJudgesByTheReport(t *testing.T) {
 			return podEnd{exit: 2, report: &apply.Report{Version: 1, Outcome: apply.OutcomeUnchanged, Change: o.Change.Hash()}}
 		case "n3":
 			return podEnd{report: &apply.Report{Version: 1, Outcome: apply.OutcomeApplied, Change: "sha256:other"}}
+		case "n4":
+			return podEnd{jobFails: "DeadlineExceeded"}
 		}
-		return podEnd{jobFails: "DeadlineExceeded"}
+		return podEnd{exit: 2, report: &apply.Report{Version: 1, Outcome: apply.OutcomeRefused, Change: o.Change.Hash(), Cause: "interrupted (terminated)", LeftCordoned: "uncordon failed: kubectl uncordon n5"}}
 	}
+	o.Apply.Drain, o.APIServer = true, "https://10.0.0.1:6443"
 	rep, err := Run(context.Background(), o)
 	if !errors.Is(err, ErrStopped) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ node, outcome, cause string }{
 		{"n1", apply.OutcomeFailed, "ended without apply's report (exit 0"},
+		{"n1", apply.OutcomeFailed, "a cordon the apply made stays"},
 		{"n2", apply.OutcomeUnchanged, ""},
 		{"n3", apply.OutcomeFailed, "applied change sha256:other"},
 		{"n4", apply.OutcomeFailed, "failed without apply's report (DeadlineExceeded"},
+		{"n4", apply.OutcomeFailed, "kubeletcfg recover --kubeconfig on the node lifts it"},
+		{"n5", apply.OutcomeRefused, "interrupted (terminated); left cordoned: uncordon failed: kubectl uncordon n5"},
 	} {
 		n := nodeOf(rep, c.node)
 		if n.Outcome != c.outcome || !strings.Contains(n.Cause, c.cause) {
