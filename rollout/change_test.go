@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestValidatePerKind(t *testing.T) {
@@ -69,4 +72,49 @@ func TestStateOfManyNodesFitsAConfigMap(t *testing.T) {
 		t.Errorf("the state of 5,000 nodes is %d bytes", len(b))
 	}
 	t.Logf("5,000 nodes: %d bytes", len(b))
+}
+
+// A wave of 500 nodes refused with causes of an apply report's 4 KiB
+// (2 MB of them) still fits the progress ConfigMap: the stored causes are
+// cut, the first bytes kept; a state that fits is stored whole.
+func TestStateWithManyLongCausesFitsAConfigMap(t *testing.T) {
+	var nodes []Node
+	for i := range 5000 {
+		nodes = append(nodes, Node{Name: fmt.Sprintf("ip-10-0-%d-%d.eu-west-1.compute.internal", i/250, i%250), Minor: "1.37"})
+	}
+	waves, err := Waves{Canary: 1, Batch: "10%"}.Plan(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newState(Spec{ID: "x", Waves: waves, Nodes: nodes}, time.Now())
+	small, err := encodeState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cause := "preflight: reserved-beyond-capacity: " + strings.Repeat("é", 2000)
+	for i := 1; i <= 500; i++ {
+		st.Nodes[i].Outcome, st.Nodes[i].Cause = "refused", cause
+	}
+	b, err := encodeState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 1<<20-1024 {
+		t.Fatalf("%d bytes", len(b))
+	}
+	back, err := DecodeState(&corev1.ConfigMap{Data: map[string]string{stateKey: string(b)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := back.Nodes[1].Cause
+	if !strings.HasPrefix(got, "preflight: reserved-beyond-capacity: é") || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) || len(got) > 1024 {
+		t.Errorf("a stored cause: %d bytes %q…", len(got), got[:min(60, len(got))])
+	}
+	if st.Nodes[1].Cause != cause {
+		t.Error("the state in memory (the run's report) lost its cause")
+	}
+	if len(small) >= len(b) {
+		t.Errorf("no cause stored: %d, %d bytes", len(small), len(b))
+	}
+	t.Logf("5,000 nodes, 500 of them refused with 4 KiB causes: %d bytes stored", len(b))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -159,7 +160,7 @@ func DecodeState(cm *corev1.ConfigMap) (*State, error) {
 // holder writes it).
 func (p *progressStore) save(ctx context.Context, st *State, now time.Time) error {
 	st.Updated = now
-	data, err := json.Marshal(st)
+	data, err := encodeState(st)
 	if err != nil {
 		return err
 	}
@@ -186,4 +187,46 @@ func (p *progressStore) save(ctx context.Context, st *State, now time.Time) erro
 	}
 	p.cm = updated
 	return nil
+}
+
+// maxState is the most of a ConfigMap's 1 MiB the progress takes.
+const maxState = 1<<20 - 16<<10
+
+// encodeState is st as the ConfigMap keeps it: when the nodes' causes
+// (each up to an apply report's 4 KiB) would take it past maxState — a
+// wave of hundreds refused — each is cut shorter (1 KiB, 256, 64 bytes,
+// none) until it fits; the run's own report and the Nodes' annotations
+// keep them whole.
+func encodeState(st *State) ([]byte, error) {
+	data, err := json.Marshal(st)
+	if err != nil || len(data) <= maxState {
+		return data, err
+	}
+	for _, limit := range []int{1024, 256, 64, 0} {
+		short := *st
+		short.Nodes = make([]NodeState, len(st.Nodes))
+		for i, n := range st.Nodes {
+			n.Cause = cutCause(n.Cause, limit)
+			short.Nodes[i] = n
+		}
+		if data, err = json.Marshal(&short); err != nil || len(data) <= maxState {
+			return data, err
+		}
+	}
+	return nil, fmt.Errorf("the progress of %d nodes takes %d bytes, more than a ConfigMap holds", len(st.Nodes), len(data))
+}
+
+// cutCause is c cut to at most limit bytes, in a whole rune.
+func cutCause(c string, limit int) string {
+	if len(c) <= limit {
+		return c
+	}
+	if limit == 0 {
+		return ""
+	}
+	cut := limit - len("…")
+	for cut > 0 && !utf8.RuneStart(c[cut]) {
+		cut--
+	}
+	return c[:cut] + "…"
 }
