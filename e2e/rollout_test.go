@@ -199,7 +199,8 @@ func outcomes(r *rollout.Report) map[string]string {
 // preflight on the canary, and past preflight (--skip-preflight) rolled
 // back there, each stopping the rollout with the second node untouched; the Job's
 // pod killed in the middle of its apply leaves its node healthy on the old
-// or the new file. The restarts go through a restart command run on the
+// or the new file; the canary's pod deleted during its apply's watch (its
+// SIGTERM) rolls the change back and stops the rollout. The restarts go through a restart command run on the
 // host (nsenter into the kubelet's namespaces, the host init's cgroups);
 // every object also passes the API server's dry run.
 func TestRollout(t *testing.T) {
@@ -393,6 +394,78 @@ func TestRollout(t *testing.T) {
 			t.Errorf("the node's file says maxPods %v, its kubelet runs %v", want, got)
 		}
 	})
+
+	t.Run("pod deleted mid-apply", func(t *testing.T) { testPodDeletedMidApply(t, k) })
+}
+
+// The canary's pod deleted (as kubectl delete pod) while its apply watches
+// the restarted kubelet: the kubelet sends the apply SIGTERM, the apply
+// stops its watch and rolls back; the rollout stops with the second node
+// not reached, no second pod is made for the Job, and the canary is
+// healthy on the old file.
+func testPodDeletedMidApply(t *testing.T, k *rolloutKit) {
+	pid, before := readPid(k.first.PidFile), k.configz(t, k.first)["maxPods"]
+	next := k.dropin(t, "deleted.conf", "maxPods: 114\n")
+	logFile := filepath.Join(k.first.Dir, "rollout-4.log")
+	r := startDaemonT(t, "rollout", logFile, nil, kit.kubeletcfg, append(k.args("--dropin", "50-rollout.conf="+next), "--stable-for", "30s")...)
+	ctx := context.Background()
+	for deadline := time.Now().Add(60 * time.Second); readPid(k.first.PidFile) == pid; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) || r.exited() {
+			t.Fatalf("the canary's kubelet was not restarted:\n%s", r.tail())
+		}
+	}
+	pods, err := k.api.ListPods(ctx, k.ns, rollout.LabelRollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod string
+	for _, p := range pods {
+		if p.Spec.NodeName == k.first.Name && p.Status.Phase == corev1.PodRunning {
+			pod = p.Name
+		}
+	}
+	if pod == "" {
+		t.Fatalf("no running pod on %s among %d", k.first.Name, len(pods))
+	}
+	if err := k.cp.Client.CoreV1().Pods(k.ns).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	for deadline := time.Now().Add(90 * time.Second); !r.exited(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rollout did not stop:\n%s", r.tail())
+		}
+	}
+	st := k.state(t)
+	t.Logf("rollout stopped %s after the pod's deletion: %s: %s", time.Since(deleted).Round(time.Millisecond), st.Nodes[0].Outcome, st.Nodes[0].Cause)
+	if st.Phase != rollout.PhaseStopped || st.Nodes[1].Outcome != rollout.OutcomeNotReached ||
+		(st.Nodes[0].Outcome != apply.OutcomeRolledBack && st.Nodes[0].Outcome != apply.OutcomeFailed) {
+		t.Errorf("progress: %s, nodes %+v", st.Phase, st.Nodes)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(k.base, k.first.Name, "state", "journal.json")); err != nil && k.healthy(k.first) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node did not settle after its pod was deleted:\nguard log:\n%s", tailFile(filepath.Join(k.base, k.first.Name, "state", "guard.log")))
+		}
+	}
+	if file := readFile(t, filepath.Join(k.first.ConfigDir, "50-rollout.conf")); strings.Contains(file, "maxPods: 114") {
+		t.Errorf("the deleted pod's change stays on the node:\n%s", file)
+	}
+	k.first.waitReady(t, time.Time{}, 30*time.Second)
+	if got := k.configz(t, k.first)["maxPods"]; got != before {
+		t.Errorf("after the pod's deletion the canary runs maxPods %v, want %v (as before)", got, before)
+	}
+	pods, err = k.api.ListPods(ctx, k.ns, rollout.LabelRollout+"="+st.Spec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		if p.Name != pod {
+			t.Errorf("another pod %s (node %s) after the deletion of %s: the Job ran apply again", p.Name, p.Spec.NodeName, pod)
+		}
+	}
 }
 
 // healthy says whether a node's kubelet answers healthz.
