@@ -329,8 +329,10 @@ func TestRollout(t *testing.T) {
 		if rep.Nodes[0].Cause == "" || !strings.Contains(rep.Stop, rep.Nodes[0].Cause) {
 			t.Errorf("the report's cause: %q, stop %q", rep.Nodes[0].Cause, rep.Stop)
 		}
-		if !strings.Contains(rep.Nodes[0].Cause, fatalAtStartMessage) {
-			t.Logf("cause (without the kubelet's own words): %s", rep.Nodes[0].Cause)
+		// The kubelet's refusal explained (apply's why.Cause) on the node,
+		// through the Job's report: the field, and the drop-in's line there.
+		if c := rep.Nodes[0].Cause; !strings.Contains(c, "kubeReserved.memory=100Ti from "+filepath.Join(k.first.ConfigDir, "50-rollout.conf")+":") {
+			t.Errorf("the canary's cause does not explain the kubelet's refusal: %s", c)
 		}
 		if readPid(k.second.PidFile) != pid2 || k.configz(t, k.second)["maxPods"] != float64(111) {
 			t.Error("the second node was touched")
