@@ -239,16 +239,7 @@ func printFleet(s streams, rep *fleet.Report) error {
 		}
 		printGroupFlags(out, rep, g)
 		for _, path := range rep.PerNodeFields {
-			vals := g.PerNode[path]
-			if len(vals) == 0 {
-				continue
-			}
-			var shown []string
-			for _, v := range vals[:min(len(vals), shownValues)] {
-				shown = append(shown, fmt.Sprintf("%s (%d)", v.Value, v.Count))
-			}
-			shown = append(shown, moreValues(vals, g.PerNodeMore[path])...)
-			fmt.Fprintf(out, "  per node, not compared: %s = %s\n", path, strings.Join(shown, ", "))
+			printPerNode(out, path, g.PerNode[path], g.PerNodeMore[path])
 		}
 	}
 	if unread := rep.Total() - rep.Read(); unread > 0 {
@@ -313,17 +304,22 @@ func printGroupFlags(out io.Writer, rep *fleet.Report, g fleet.Group) {
 		fmt.Fprintf(out, "  flag --%s: %s -> %s\n", c.Name, orDefault(c.Old), orDefault(c.New))
 	}
 	for _, name := range rep.PerNodeFlags {
-		vals := g.PerNodeFlags[name]
-		if len(vals) == 0 {
-			continue
-		}
-		var shown []string
-		for _, v := range vals[:min(len(vals), shownValues)] {
-			shown = append(shown, fmt.Sprintf("%s (%d)", v.Value, v.Count))
-		}
-		shown = append(shown, moreValues(vals, g.PerNodeFlagsMore[name])...)
-		fmt.Fprintf(out, "  per node, not compared: --%s = %s\n", name, strings.Join(shown, ", "))
+		printPerNode(out, "--"+name, g.PerNodeFlags[name], g.PerNodeFlagsMore[name])
 	}
+}
+
+// printPerNode prints the values a field or flag set per node has in a
+// group, the most common first.
+func printPerNode(out io.Writer, what string, vals []fleet.ValueCount, uncounted int) {
+	if len(vals) == 0 {
+		return
+	}
+	var shown []string
+	for _, v := range vals[:min(len(vals), shownValues)] {
+		shown = append(shown, fmt.Sprintf("%s (%d)", v.Value, v.Count))
+	}
+	shown = append(shown, moreValues(vals, uncounted)...)
+	fmt.Fprintf(out, "  per node, not compared: %s = %s\n", what, strings.Join(shown, ", "))
 }
 
 // printNodeNotes prints what could not be read of the nodes' flags, and
