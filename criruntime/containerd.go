@@ -99,7 +99,8 @@ func Containerd(root *nodefile.Root, o ContainerdOptions) (*Answer, error) {
 	}
 	rc, err := criRuntimeConfig(cfg.Plugins)
 	if err != nil {
-		a.Fatal = fmt.Sprintf("containerd's CRI plugin does not load (%v): the kubelet cannot connect", err)
+		// A plugin table that does not decode stops containerd itself.
+		a.Fatal = fmt.Sprintf("containerd does not start: %v", err)
 		return a, nil
 	}
 	if err := validateRuntimes(rc, o.Host, a); err != nil {
@@ -668,7 +669,7 @@ func defaultCRIRuntime() criRuntime {
 
 // criRuntimeConfig decodes the runtime plugin's table over its defaults as
 // containerd's plugin loader does (through TOML again; unknown keys
-// ignored, a wrong type an error).
+// ignored, a wrong type an error, which stops containerd).
 func criRuntimeConfig(plugins map[string]any) (*criRuntime, error) {
 	rc := defaultCRIRuntime()
 	table, ok := plugins[pluginCRIRuntime]

@@ -42,7 +42,7 @@ var containerdCases = []containerdCase{
 	{name: "docker-cri-disabled", fatal: "disables io.containerd.grpc.v1.cri"},
 	{name: "bare-disabled-v2", fatal: `invalid plugin URI "cri"`},
 	{name: "missing-default", fatal: "no corresponding runtime configured in `containerd.runtimes` for `containerd` `default_runtime_name = \"crun\""},
-	{name: "wrong-type", fatal: "containerd's CRI plugin does not load"},
+	{name: "wrong-type", fatal: "containerd does not start: plugins.\"io.containerd.cri.v1.runtime\": toml: cannot decode TOML string"},
 	{name: "missing-import", fatal: "/etc/containerd/nothere.toml"},
 }
 
