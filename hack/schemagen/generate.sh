@@ -8,7 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${SCHEMAGEN_BUILD:-$root/_build/schemagen}
 want=" $* "
-only=${SCHEMAGEN_ONLY:-} # "verdicts": only the references; "schema": only schema/data; "build": only build
+only=${SCHEMAGEN_ONLY:-} # "verdicts": only the references; "schema": only schema/data; "credprov": only the credential provider references; "build": only build
 while read -r minor release; do
   case "$minor" in ''|\#*) continue ;; esac
   [ -n "${want// /}" ] && [[ "$want" != *" $minor "* ]] && continue
@@ -20,6 +20,13 @@ while read -r minor release; do
   ldflags="-X k8s.io/component-base/version.gitVersion=$release -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minorno"
   (cd "$dir" && go build -tags schemagen -ldflags "$ldflags" -o schemagen .)
   [ "$only" = build ] && continue
+  if [ -z "$only" ] || [ "$only" = credprov ]; then
+    # The kubelet's verdicts on the credential provider configuration corpus.
+    mkdir -p "$root/testdata/credprov"
+    (cd "$dir" && ./schemagen credprov "$root/testdata/credprov/cases") > "$root/testdata/credprov/reference-v$minor.json.tmp"
+    mv "$root/testdata/credprov/reference-v$minor.json.tmp" "$root/testdata/credprov/reference-v$minor.json"
+  fi
+  [ "$only" = credprov ] && continue
   types=$(cd "$dir" && go list -m -f '{{.Dir}}' k8s.io/kubelet)/config/v1beta1/types.go
   if [ "$only" != verdicts ]; then
     (cd "$dir" && ./schemagen schema "$types") > "$root/schema/data/v$minor.json.tmp"

@@ -10,6 +10,7 @@
 //	schemagen case FILE         (one corpus case; run in a fresh process)
 //	schemagen scenarios DIR > effective.json
 //	schemagen scenario DIR      (one scenario; run in a fresh process)
+//	schemagen credprov DIR > credprov.json   (credprov.go)
 package main
 
 import (
@@ -66,6 +67,10 @@ func main() {
 		out, err = scenarios(os.Args[2])
 	case "scenario":
 		out = runScenario(os.Args[2])
+	case "credprov":
+		out, err = credprov(os.Args[2])
+	case "credprovcase":
+		out = runCredCase(os.Args[2])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -213,6 +218,15 @@ func behaviour() (map[string]string, error) {
 	}
 	if _, ok := reflect.TypeOf(kubeletconfig.KubeletConfiguration{}).FieldByName("MergeDefaultEvictionSettings"); ok {
 		b["mergeDefaultEvictionSettings"] = "true"
+	}
+	for _, more := range []func() (map[string]string, error){runtimeBehaviour, credprovBehaviour} {
+		extra, err := more()
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range extra {
+			b[k] = v
+		}
 	}
 	return b, nil
 }
