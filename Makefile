@@ -107,7 +107,7 @@ startup-words:
 
 # Every fuzzer for FUZZTIME; CI runs them briefly (fuzz-ci) after make test.
 FUZZTIME ?= 30s
-FUZZERS  := config:FuzzDecode effective:FuzzMergeInto nodefile:FuzzHostPath units:FuzzUnitFile units:FuzzReadEnvFile units:FuzzSplitCommandLine flags:FuzzParse
+FUZZERS  := config:FuzzDecode criruntime:FuzzContainerd effective:FuzzMergeInto nodefile:FuzzHostPath units:FuzzUnitFile units:FuzzReadEnvFile units:FuzzSplitCommandLine flags:FuzzParse
 fuzz:
 	@set -e; for f in $(FUZZERS); do \
 	  echo "== $$f"; $(GO) test ./$${f%%:*}/ -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME); \

@@ -98,14 +98,3 @@ func TestApplyFixes(t *testing.T) {
 		t.Errorf("readOnlyPort %v", cfg["readOnlyPort"])
 	}
 }
-
-// A containerd config is a file of the node: whatever it holds, reading it
-// ends with an answer or an error.
-func FuzzContainerdConfig(f *testing.F) {
-	f.Add([]byte(containerdSystemd))
-	f.Add([]byte("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd]\n  default_runtime_name = 'crun'\n[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.crun.options]\n  SystemdCgroup = 'yes'\n"))
-	f.Add([]byte("[plugins]\nx = [[[]]]\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _, _ = containerdSystemdCgroup(data)
-	})
-}

@@ -26,6 +26,9 @@ type Answer struct {
 	Source string `json:"source"`
 	// Runtime names the runtime when known ("containerd v2.4.2").
 	Runtime string `json:"runtime,omitempty"`
+	// Live: the running runtime answered (else the answer is read from its
+	// configuration: what containerd 2 answers; a containerd 1.x does not).
+	Live bool `json:"live,omitempty"`
 	// Driver is the cgroup driver the runtime reports. Empty when it reports
 	// none: Unsupported, or an answer without its Linux part; the kubelet
 	// then keeps its own cgroupDriver.
@@ -40,13 +43,19 @@ type Answer struct {
 	// Unsupported: the runtime does not implement RuntimeConfig
 	// (containerd 1.x); the kubelet falls back to its cgroupDriver.
 	Unsupported bool `json:"unsupported,omitempty"`
-	// Fatal is set when the kubelet cannot start on this runtime: its
-	// RuntimeConfig fails, reports an unknown driver, or the runtime serves
-	// no CRI at all. The kubelet exits with this cause.
+	// Fatal is set when no kubelet can start on this runtime: it serves no
+	// CRI (containerd does not start, or runs without its CRI plugin).
 	Fatal string `json:"fatal,omitempty"`
+	// ConfigFatal is set when RuntimeConfig fails or reports an unknown
+	// driver: a kubelet that asks exits with this cause.
+	ConfigFatal string `json:"configFatal,omitempty"`
 	// Notes are what else the reader should know (keys containerd ignores,
 	// how older containerd releases read the file).
 	Notes []string `json:"notes,omitempty"`
+	// FromConfig is what containerd's configuration says, read when the
+	// live runtime answers no RuntimeConfig: a containerd 1.x runs runc
+	// with it (nil when not read).
+	FromConfig *Answer `json:"fromConfig,omitempty"`
 }
 
 // String is the answer in one line.
@@ -60,6 +69,8 @@ func (a *Answer) String() string {
 	switch {
 	case a.Fatal != "":
 		b.WriteString("the kubelet cannot start: " + a.Fatal)
+	case a.ConfigFatal != "":
+		b.WriteString("a kubelet that asks cannot start: " + a.ConfigFatal)
 	case a.Unsupported:
 		b.WriteString("no RuntimeConfig: the kubelet keeps its own cgroupDriver")
 	case a.Driver == "":

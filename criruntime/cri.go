@@ -106,7 +106,7 @@ func Query(ctx context.Context, endpoint string, o QueryOptions) (*Answer, error
 	defer cancel()
 	c := newCRIClient(sock, o)
 	defer c.close()
-	a := &Answer{Source: "CRI " + endpoint}
+	a := &Answer{Source: "CRI " + endpoint, Live: true}
 
 	// The kubelet checks the runtime's Version first and exits when the
 	// runtime serves no CRI v1.
@@ -132,7 +132,7 @@ func Query(ctx context.Context, endpoint string, o QueryOptions) (*Answer, error
 		a.Why = "the runtime does not implement RuntimeConfig (" + st.Message + ")"
 		return a, nil
 	case errors.As(err, &st):
-		a.Fatal = fmt.Sprintf("RuntimeConfig fails (%v): the kubelet asks 3 times, 2 s apart, then exits", st)
+		a.ConfigFatal = fmt.Sprintf("RuntimeConfig fails (%v): the kubelet asks 3 times, 2 s apart, then exits", st)
 		return a, nil
 	case err != nil:
 		return nil, c.explain(endpoint, err, o)
@@ -148,7 +148,7 @@ func Query(ctx context.Context, endpoint string, o QueryOptions) (*Answer, error
 	case driver == 1:
 		a.Driver, a.Why = Cgroupfs, "RuntimeConfig answers cgroup driver CGROUPFS"
 	default:
-		a.Fatal = fmt.Sprintf("runtime returned an unknown cgroup driver %d (the kubelet's words): it exits at start", int32(driver))
+		a.ConfigFatal = fmt.Sprintf("runtime returned an unknown cgroup driver %d (the kubelet's words): it exits at start", int32(driver))
 	}
 	return a, nil
 }
@@ -184,7 +184,7 @@ func (c *criClient) explain(endpoint string, err error, o QueryOptions) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s: no answer within %s: the runtime is hung or not a CRI server", endpoint, o.Timeout)
 	case isDial(err):
-		return fmt.Errorf("%s: cannot connect to %s: %v", endpoint, c.sock, unwrapDial(err))
+		return fmt.Errorf("%s: cannot connect to %s: %w", endpoint, c.sock, unwrapDial(err))
 	}
 	return fmt.Errorf("%s: %v", endpoint, err)
 }

@@ -109,7 +109,7 @@ func TestQueryAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.Driver != tc.driver || a.Unsupported != tc.unsupported || !strings.Contains(a.Fatal, tc.fatal) || (tc.fatal == "") != (a.Fatal == "") {
+			if a.Driver != tc.driver || a.Unsupported != tc.unsupported || !strings.Contains(a.ConfigFatal, tc.fatal) || (tc.fatal == "") != (a.ConfigFatal == "") {
 				t.Fatalf("answer %s (%+v)", a, a)
 			}
 			if a.Runtime != "containerd v2.4.2" {
@@ -233,5 +233,43 @@ func TestQueryVersionRefused(t *testing.T) {
 	a, err := Query(context.Background(), ep, QueryOptions{})
 	if err != nil || !strings.Contains(a.Fatal, "does not answer the CRI v1 Version call") {
 		t.Fatalf("%v %v", a, err)
+	}
+}
+
+func TestAsk(t *testing.T) {
+	dir := t.TempDir()
+	// Nothing listens: a live node falls back to containerd's configuration.
+	conf, _ := filepath.Abs(filepath.Join("testdata", "containerd", "v3-systemd", "etc", "containerd", "config.toml"))
+	ask, err := Ask("", AskOptions{ContainerdConfig: conf, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ask("unix://" + filepath.Join(dir, "containerd.sock"))
+	if err != nil || a.Driver != Systemd || !strings.Contains(a.Notes[0], "no runtime answers on") {
+		t.Fatalf("%v %v", a, err)
+	}
+	// A runtime that answers wrongly is an error, not a fallback.
+	ep := serve(t, fakeRuntime{config: func(w http.ResponseWriter) { grpcReply(w, linux(9), "0") }})
+	if a, err := ask(ep); err != nil || a.ConfigFatal == "" {
+		t.Fatalf("unknown driver: %v %v", a, err)
+	}
+	lie := serve(t, fakeRuntime{config: func(w http.ResponseWriter) { w.WriteHeader(500) }})
+	if a, err := ask(lie); err == nil {
+		t.Fatalf("lying runtime: %v", a)
+	}
+	// Under --root the image's configuration is read; no socket is asked.
+	if _, err := Ask(dir, AskOptions{Mode: Socket}); err == nil {
+		t.Fatal("socket under --root")
+	}
+	rooted, _ := Ask(filepath.Join("testdata", "containerd", "v2-systemd"), AskOptions{})
+	if a, err := rooted("unix:///run/containerd/containerd.sock"); err != nil || a.Driver != Systemd {
+		t.Fatalf("root: %v %v", a, err)
+	}
+	if _, err := rooted("unix:///var/run/crio/crio.sock"); err == nil || !strings.Contains(err.Error(), "not containerd") {
+		t.Fatalf("crio: %v", err)
+	}
+	none, _ := Ask(dir, AskOptions{Mode: None})
+	if a, err := none("unix:///x"); a != nil || err != nil {
+		t.Fatal("none")
 	}
 }

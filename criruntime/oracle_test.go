@@ -16,14 +16,15 @@ import (
 // TestContainerdConfigDump checks the model's loading (versions,
 // migration, imports, merging, decoding over the defaults) against the
 // real containerd: `containerd config dump` prints the configuration
-// containerd 2.4 would run with, no daemon needed. CONTAINERD_BIN names the
-// binary (make containerd, or the e2e kit's); without it the test is
-// skipped (CI sets it).
+// containerd 2.4 would run with, no daemon needed. CONTAINERD2_DIR names
+// the directory of containerd 2.4.2 (make containerd); without it the test
+// is skipped (make e2e runs it).
 func TestContainerdConfigDump(t *testing.T) {
-	bin := os.Getenv("CONTAINERD_BIN")
-	if bin == "" {
-		t.Skip("CONTAINERD_BIN is not set")
+	dir := os.Getenv("CONTAINERD2_DIR")
+	if dir == "" {
+		t.Skip("CONTAINERD2_DIR is not set (make containerd; make e2e runs this test)")
 	}
+	bin := filepath.Join(dir, "containerd")
 	for _, c := range containerdCases {
 		if c.name == "none" {
 			continue
