@@ -419,3 +419,12 @@ func (u *Under) Close() error {
 	u.r = nil
 	return err
 }
+
+// Readlink returns the target of the symbolic link at resolved node path p.
+func (n *Root) Readlink(p string) (string, error) {
+	t, err := n.r.Readlink(rel(p))
+	if err != nil {
+		return "", nodeError("readlink", p, err)
+	}
+	return t, nil
+}
