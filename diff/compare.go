@@ -36,6 +36,16 @@ func FileSide(path string, v *schema.Version, running bool) (Side, error) {
 	return Side{Name: path, Config: cfg, Refused: res.Verdict()}, nil
 }
 
+// RunningFileSide is the config file at path as the kubelet of setup s
+// (its version; its runtime, when it reads one) serves it once started.
+func RunningFileSide(path string, s *node.Setup) (Side, error) {
+	res, err := effective.Compute(effective.Input{Setup: s, ConfigFile: path})
+	if err != nil {
+		return Side{}, err
+	}
+	return Side{Name: path, Config: res.Running(), Refused: res.Verdict()}, nil
+}
+
 // SetupSide is what the kubelet of a node's setup serves once started.
 func SetupSide(s *node.Setup) (Side, error) {
 	res, err := effective.Compute(effective.Input{Setup: s})
@@ -68,6 +78,11 @@ type Comparison struct {
 	Old, New Side
 	Changes  []Change
 	Breaks   []audit.Result
+	// Restart says what the restart the changes take does to the node's
+	// pods, when more than restarting the kubelet: a kubelet that sets
+	// containers with a readiness probe not ready until probed again
+	// (schema.Version.RestartFlipsReadiness, with New's gates).
+	Restart string
 }
 
 // Compare compares two sides as kubelet v runs them.
@@ -80,5 +95,14 @@ func Compare(old, new Side, v *schema.Version) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Comparison{Old: old, New: new, Changes: changes, Breaks: breaks}, nil
+	c := &Comparison{Old: old, New: new, Changes: changes, Breaks: breaks}
+	if len(changes) > 0 && new.Config != nil && v.RestartFlipsReadiness(new.Config.FeatureGates) {
+		c.Restart = RestartNote(v)
+	}
+	return c, nil
+}
+
+// RestartNote says what a restart of kubelet v does to pods that are Ready.
+func RestartNote(v *schema.Version) string {
+	return fmt.Sprintf("a restart of kubelet %s can set containers with a readiness or startup probe not ready until probed again (it forgets their probe results): their pods may leave their Services' endpoints for up to a probe period", v.Minor)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kubeletcfg/kubeletcfg/criruntime"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
@@ -24,6 +25,10 @@ type Request struct {
 	Against string
 	Source  node.Source
 	Live    *Live
+	// Runtime reads what the container runtime answers the kubelet
+	// (criruntime.Ask): the side the running kubelet is compared with
+	// then runs the driver it takes from its runtime (nil: not read).
+	Runtime criruntime.Asker
 }
 
 // Live says how to reach the running kubelet: on its port at URL (with a
@@ -100,9 +105,12 @@ func runLive(ctx context.Context, req Request) (*Result, error) {
 	var setup *node.Setup
 	var nw Side
 	if req.New != "" {
-		nw, err = FileSide(req.New, req.Version, true)
+		given := node.Given(req.Version)
+		given.Runtime = req.Runtime
+		nw, err = RunningFileSide(req.New, given)
 	} else if setup, err = node.ReadSetupAs(req.Version, req.Source); err == nil {
 		res.Warnings = setup.Warnings
+		setup.Runtime = req.Runtime
 		nw, err = SetupSide(setup)
 	}
 	if err != nil {

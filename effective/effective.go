@@ -15,6 +15,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/criruntime"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -83,6 +84,8 @@ func (o Origin) String() string {
 		return "flag --" + o.Flag
 	case "flags-default":
 		return "flags-only default"
+	case "runtime":
+		return "runtime: " + o.From
 	}
 	return o.Kind
 }
@@ -116,6 +119,12 @@ type Result struct {
 	// Input.DropGates); LostFlags the flags Input.ReadAs left out.
 	DroppedGates []DroppedGate
 	LostFlags    []flags.Lost
+	// CgroupDriver is the driver the kubelet runs and /configz serves,
+	// given its runtime's answer (nil when the setup reads no runtime).
+	CgroupDriver *criruntime.Decision
+	// CredentialProvider is the credential provider configuration the
+	// command line names (nil when none).
+	CredentialProvider *CredentialProvider
 
 	defaultEviction bool          // the --config file set no evictionHard
 	dropins         []*Dropin     // as read, for the origins of map keys
@@ -658,7 +667,7 @@ func (r *Result) Entries() ([]Entry, error) {
 		if !ok {
 			continue
 		}
-		out = append(out, Entry{Path: leaf, Value: val, Origin: r.Origins[leaf], Keys: r.KeyOrigins[leaf]})
+		out = append(out, r.runtimeEntry(Entry{Path: leaf, Value: val, Origin: r.Origins[leaf], Keys: r.KeyOrigins[leaf]}))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
@@ -680,7 +689,9 @@ func lookupPath(m map[string]any, path string) (any, bool) {
 
 // Running is the configuration as the started kubelet serves it on /configz:
 // at start it fills in what it derives, such as the paths of the self-signed
-// serving certificate it writes to --cert-dir when none is configured.
+// serving certificate it writes to --cert-dir when none is configured, the
+// cgroup driver its runtime reports (from 1.35 on /configz), and the cpu
+// reservations --reserved-cpus rewrites.
 func (r *Result) Running() *v1beta1.KubeletConfiguration {
 	out := r.Config.DeepCopy()
 	bootstrap := out.ServerTLSBootstrap
@@ -697,5 +708,6 @@ func (r *Result) Running() *v1beta1.KubeletConfiguration {
 		out.TLSCertFile = filepath.Join(certDir, "kubelet.crt")
 		out.TLSPrivateKeyFile = filepath.Join(certDir, "kubelet.key")
 	}
+	r.derived(out)
 	return out
 }

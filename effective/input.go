@@ -120,6 +120,10 @@ func Compute(in Input) (*Result, error) {
 		return nil, &Refused{Version: st.Version.Minor, Reasons: []string{err.Error()}, Err: err}
 	}
 	res.LostFlags, res.host = lost, in.Host
+	res.askRuntime(s.Runtime)
+	if err := res.readCredentialProvider(st); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kubeletcfg/kubeletcfg/criruntime"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
@@ -30,6 +31,10 @@ type Setup struct {
 	// --config and --config-dir paths resolve: "" is kubeletcfg's own on
 	// the live node, / under Root (a systemd service runs in /).
 	Dir string
+	// Runtime, when set, reads what the container runtime at an endpoint
+	// answers the kubelet (criruntime.Ask): the effective configuration
+	// then says which cgroup driver the kubelet runs, and why.
+	Runtime criruntime.Asker
 }
 
 // Given is a setup given directly: kubelet version v started with args,

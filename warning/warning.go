@@ -44,6 +44,8 @@ const (
 	MadeSecure      = "made-secure"      // a secure value written instead of a legacy default
 	Unknowable      = "unknowable"       // what only the running node can tell
 	NotFound        = "not-found"        // a file the setup names that is not there
+	StartRefused    = "start-refused"    // what makes the kubelet exit once started: its runtime, its credential provider configuration
+	RuntimeNote     = "runtime-note"     // what the container runtime's configuration holds that the reader should know
 	Other           = "other"            // anything else
 )
 

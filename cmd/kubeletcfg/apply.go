@@ -29,6 +29,7 @@ var errRolledBack = errors.New("rolled back")
 // (change) straight to their flags.
 type applyFlags struct {
 	setupFlags
+	runtimeFlags
 	opts        apply.Options
 	change      apply.Change
 	fromMigrate bool
@@ -199,6 +200,9 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if o.Setup, err = f.setup(s, args, cmd.ArgsLenAtDash() >= 0); err != nil {
 		return err
 	}
+	if err := f.runtimeFlags.attach(o.Setup); err != nil {
+		return err
+	}
 	if err := f.change.Into(&o); err != nil {
 		return err
 	}
@@ -207,6 +211,7 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 
 func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	f.setupFlags.bind(cmd.Flags())
+	f.runtimeFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&f.opts.Node, "node", "", "the node to change: must be this node")
 	fl.BoolVar(&f.opts.DryRun, "dry-run", false, "plan only: validate and show the changes")
@@ -249,6 +254,9 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	}
 	setup, err := f.setup(s, nil, false)
 	if err != nil {
+		return err
+	}
+	if err := f.runtimeFlags.attach(setup); err != nil {
 		return err
 	}
 	migration := func(ctx context.Context, o apply.Options) (*apply.Outcome, error) {

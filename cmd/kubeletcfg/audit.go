@@ -15,6 +15,7 @@ import (
 
 type auditFlags struct {
 	setupFlags
+	runtimeFlags
 	benchmark string
 	sections  []string
 	output    *printer.Output
@@ -58,6 +59,9 @@ with --fail-on warn), 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
+			if err := f.runtimeFlags.attach(setup); err != nil {
+				return err
+			}
 			rep, err := audit.Run(audit.Options{Setup: setup, Benchmark: f.benchmark, Sections: f.sections, PodCIDR: f.podCIDR})
 			if err != nil {
 				return err
@@ -78,6 +82,7 @@ with --fail-on warn), 2 usage or I/O error.`,
 		},
 	}
 	f.setupFlags.bind(cmd.Flags())
+	f.runtimeFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&f.benchmark, "benchmark", "auto", "profile: "+strings.Join(audit.Benchmarks(), ", ")+" (auto: the CIS benchmark for the kubelet version)")
 	fl.StringSliceVar(&f.sections, "section", nil, "sections to run: the profile's checks (cis, stig or benchmark), ops (default both)")

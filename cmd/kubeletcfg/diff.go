@@ -21,6 +21,7 @@ import (
 
 type diffFlags struct {
 	setupFlags
+	runtimeFlags
 	against   string
 	unified   bool
 	output    *printer.Output
@@ -98,6 +99,9 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 				return f.preflight(s, v)
 			}
 			req := diff.Request{Version: v, Against: f.against, Source: f.setupSource(s, kubeletArgs, dashed)}
+			if req.Runtime, err = f.runtimeFlags.asker(req.Source.Root); err != nil {
+				return err
+			}
 			if len(args) == 1 {
 				req.New = args[0]
 			}
@@ -116,6 +120,9 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			if res.Flags != nil {
 				doc["flags"] = res.Flags
 			}
+			if res.Restart != "" {
+				doc["restart"] = res.Restart
+			}
 			err = f.output.Print(s.Out, doc, func() error {
 				if f.unified {
 					if err := printUnified(s, v, res.Old, res.New); err != nil {
@@ -126,6 +133,9 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 				}
 				printBreaks(s, res.Breaks)
 				printLiveFlags(s, res.Flags)
+				if res.Restart != "" && !f.unified {
+					fmt.Fprintf(s.Out, "restart: %s\n", res.Restart)
+				}
 				return nil
 			})
 			if err != nil {
@@ -141,6 +151,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 		},
 	}
 	f.setupFlags.bind(cmd.Flags())
+	f.runtimeFlags.bind(cmd.Flags())
 	fl, l := cmd.Flags(), &f.liveAt
 	fl.StringVar(&f.against, "against", "", "the configuration to compare with (default: the node's /var/lib/kubelet/config.yaml)")
 	fl.BoolVar(&f.unified, "unified", false, "print a unified diff of the effective configurations")

@@ -19,6 +19,7 @@ import (
 
 type effectiveFlags struct {
 	setupFlags
+	runtimeFlags
 	config     string
 	configDir  string
 	showOrigin bool
@@ -59,6 +60,9 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 			if err != nil {
 				return err
 			}
+			if err := f.runtimeFlags.attach(setup); err != nil {
+				return err
+			}
 			res, err := effective.Compute(effective.Input{Setup: setup})
 			if err != nil {
 				return refusal(s, err)
@@ -74,6 +78,7 @@ Exit codes: 0 the kubelet starts with it, 1 the kubelet refuses to start
 		},
 	}
 	f.setupFlags.bind(cmd.Flags())
+	f.runtimeFlags.bind(cmd.Flags())
 	cmd.Flags().StringVar(&f.config, "config", "", "the kubelet's --config file")
 	cmd.Flags().StringVar(&f.configDir, "config-dir", "", "the kubelet's --config-dir drop-in directory")
 	cmd.Flags().BoolVar(&f.showOrigin, "show-origin", false, "name where every value came from")
@@ -105,7 +110,7 @@ func printEffective(s streams, o *printer.Output, res *effective.Result, showOri
 	for _, fl := range res.Flags {
 		remaining = append(remaining, "--"+fl.Flag.Name+"="+fl.Value)
 	}
-	doc := map[string]any{"kubeletVersion": res.Version.Minor, "flags": remaining, "warnings": warnings}
+	doc := withRuntime(res, map[string]any{"kubeletVersion": res.Version.Minor, "flags": remaining, "warnings": warnings})
 	var entries []effective.Entry
 	var raw []byte
 	var err error
@@ -119,7 +124,7 @@ func printEffective(s streams, o *printer.Output, res *effective.Result, showOri
 		}
 		doc["config"] = m
 	} else {
-		if raw, err = config.RedactedJSON(res.Config, res.Version); err != nil {
+		if raw, err = config.RedactedJSON(res.Runs(), res.Version); err != nil {
 			return err
 		}
 		doc["config"] = json.RawMessage(raw)
@@ -144,7 +149,11 @@ func printEffective(s streams, o *printer.Output, res *effective.Result, showOri
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "# effective configuration of kubelet %s\n%s", res.Version.Minor, out)
+			fmt.Fprintf(s.Out, "# effective configuration of kubelet %s\n", res.Version.Minor)
+			if d := res.CgroupDriver; d != nil && d.FromRuntime {
+				fmt.Fprintf(s.Out, "# cgroupDriver: %s\n", d.Why)
+			}
+			fmt.Fprintf(s.Out, "%s", out)
 		}
 		if len(remaining) > 0 {
 			// A comment for people: a megabyte-long flag is shortened (-o json has it whole).
@@ -154,8 +163,26 @@ func printEffective(s streams, o *printer.Output, res *effective.Result, showOri
 			}
 			fmt.Fprintf(s.Out, "# flags without a config field:\n#   %s\n", strings.Join(shown, "\n#   "))
 		}
+		if cp := res.CredentialProvider; cp != nil && cp.Read != nil {
+			fmt.Fprintf(s.Out, "# credential providers (%s, plugins in %s):\n", cp.Config, cp.BinDir)
+			for _, p := range cp.Read.Providers {
+				fmt.Fprintf(s.Out, "#   %s: %s  # %s:%d\n", p.Name, strings.Join(p.MatchImages, ", "), p.File, p.Line)
+			}
+		}
 		return nil
 	})
+}
+
+// withRuntime adds to a JSON answer what the runtime decides (the cgroup
+// driver) and the credential provider configuration, when read.
+func withRuntime(res *effective.Result, m map[string]any) map[string]any {
+	if res.CgroupDriver != nil {
+		m["cgroupDriver"] = res.CgroupDriver
+	}
+	if res.CredentialProvider != nil {
+		m["credentialProvider"] = res.CredentialProvider
+	}
+	return m
 }
 
 // refusal prints the kubelet's refusal to start, reason by reason, and
