@@ -109,7 +109,9 @@ func (a *aggregate) add(t target, res result) error {
 		n.Flags, n.FlagsForm, n.FlagsUnread = res.flags, res.flagsForm, res.flagsWhy
 		fk, shared := res.flagsKey()
 		key := r.key + "\x00" + fk
-		id := r.v.Minor + "\x00" + key
+		// Nodes that set the same may still differ from the reference in
+		// what their runtime or the kubelet decides (their shape's).
+		id := fmt.Sprintf("%s\x00%t\x00%t\x00%s", r.v.Minor, r.runtimeDriver, r.selfSigned, key)
 		ce := a.cells[id]
 		if ce == nil {
 			ce = &cell{id: len(a.order), key: key, first: t.name, r: r, flags: shared, flagsRead: res.flagsWhy == nil,
@@ -199,7 +201,7 @@ func (a *aggregate) groups(rep *Report, ref *reference) (grouping, error) {
 				return gr, err
 			}
 			for _, ch := range diff.CompareMaps(base, c.r.m, c.r.v) {
-				if !perNode(ch.Path) {
+				if !c.r.shape.perNode(ch.Path) && !c.r.shape.derived(ch) {
 					d = append(d, ch)
 				}
 			}

@@ -19,10 +19,10 @@ func BenchmarkAnalyse(b *testing.B) {
 	body := fleettest.KubeadmNode(b, "1.37", "unix:///run/containerd/containerd.sock", nil)
 	raw := body[len(`{"kubeletconfig":`) : len(body)-1]
 	var a analyses
-	a.of(raw, v) // the caches a scan fills at its first node
+	a.of(raw, v, "") // the caches a scan fills at its first node
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := a.analyse(raw, v); err != nil {
+		if _, err := a.analyse(raw, v, ""); err != nil {
 			b.Fatal(err)
 		}
 	}

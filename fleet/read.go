@@ -29,6 +29,9 @@ type target struct {
 	name, version      string
 	ready, readyReason string
 	kubelet            kubeletapi.Node
+	// runtime is the node's container runtime and version
+	// ("containerd://2.4.2").
+	runtime string
 }
 
 // listNodes lists the Nodes a label selector picks, page by page (limit
@@ -72,7 +75,7 @@ func listNodes(ctx context.Context, c rest.Interface, selector string, page func
 }
 
 func targetOf(n *corev1.Node) target {
-	t := target{name: n.Name, version: n.Status.NodeInfo.KubeletVersion, kubelet: kubeletapi.NodeOf(n)}
+	t := target{name: n.Name, version: n.Status.NodeInfo.KubeletVersion, kubelet: kubeletapi.NodeOf(n), runtime: n.Status.NodeInfo.ContainerRuntimeVersion}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			t.ready = string(c.Status)
@@ -95,6 +98,16 @@ type shape struct {
 	// shared holds what the configuration sets (the fields whose values are
 	// not the version's defaults), by path, fields set per node left out.
 	shared map[string]any
+	// runtimeDriver: cgroupDriver is the node's runtime's answer (runtimeSets).
+	runtimeDriver bool
+	// selfSigned: the TLS paths are the ones the kubelet fills in for the
+	// certificate it makes in its --cert-dir (selfSignedPaths).
+	selfSigned bool
+}
+
+// perNode says a field is the node's own on this shape.
+func (s *shape) perNode(path string) bool {
+	return perNode(path) || (s.runtimeDriver && path == "cgroupDriver")
 }
 
 // running is what one node runs.
@@ -124,8 +137,8 @@ type analysis struct {
 	err  error
 }
 
-func (a *analyses) of(raw []byte, v *schema.Version) (*running, error) {
-	key := sha256.Sum256(append([]byte(v.Minor+"\x00"), raw...))
+func (a *analyses) of(raw []byte, v *schema.Version, runtime string) (*running, error) {
+	key := sha256.Sum256(append([]byte(v.Minor+"\x00"+runtime+"\x00"), raw...))
 	a.mu.Lock()
 	if a.answers == nil {
 		a.defaults = map[string]map[string]any{}
@@ -143,16 +156,19 @@ func (a *analyses) of(raw []byte, v *schema.Version) (*running, error) {
 		a.answers[key] = e
 	}
 	a.mu.Unlock()
-	e.once.Do(func() { e.r, e.err = a.analyse(raw, v) })
+	e.once.Do(func() { e.r, e.err = a.analyse(raw, v, runtime) })
 	return e.r, e.err
 }
 
-// analyse reads a /configz answer as kubelet v runs it.
-func (a *analyses) analyse(raw []byte, v *schema.Version) (*running, error) {
+// analyse reads a /configz answer as kubelet v runs it, on a node whose
+// container runtime is runtime.
+func (a *analyses) analyse(raw []byte, v *schema.Version, runtime string) (*running, error) {
 	cfg := &v1beta1.KubeletConfiguration{}
 	if err := json.Unmarshal(raw, cfg); err != nil {
 		return nil, fmt.Errorf("not a KubeletConfiguration: %w", err)
 	}
+	fromRuntime := runtimeSets(v, cfg, runtime)
+	isPerNode := func(path string) bool { return perNode(path) || (fromRuntime && path == "cgroupDriver") }
 	m, err := config.ToMap(cfg, v)
 	if err != nil {
 		return nil, err
@@ -165,16 +181,24 @@ func (a *analyses) analyse(raw []byte, v *schema.Version) (*running, error) {
 	shared := map[string]any{}
 	for _, c := range diff.CompareMaps(defaults, m, v) {
 		r.sets[c.Path] = c.New
-		if !perNode(c.Path) {
+		if !isPerNode(c.Path) {
 			shared[c.Path] = c.New
 		}
 	}
-	for _, f := range PerNodeFields {
-		if val, ok := lookup(m, f.Path); ok {
+	paths := perNodePaths()
+	if fromRuntime {
+		paths = append(paths, "cgroupDriver")
+	}
+	selfSigned := selfSignedPaths(cfg)
+	if selfSigned {
+		paths = append(paths, "tlsCertFile", "tlsPrivateKeyFile")
+	}
+	for _, p := range paths {
+		if val, ok := lookup(m, p); ok {
 			if r.perNode == nil {
 				r.perNode = map[string]any{}
 			}
-			r.perNode[f.Path] = val
+			r.perNode[p] = val
 		}
 	}
 	key, err := json.Marshal(shared)
@@ -183,9 +207,9 @@ func (a *analyses) analyse(raw []byte, v *schema.Version) (*running, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	id := v.Minor + "\x00" + string(key)
+	id := fmt.Sprintf("%s\x00%t\x00%t\x00%s", v.Minor, fromRuntime, selfSigned, key)
 	if r.shape = a.shapes[id]; r.shape == nil {
-		r.shape = &shape{v: v, m: m, key: string(key), shared: shared}
+		r.shape = &shape{v: v, m: m, key: string(key), shared: shared, runtimeDriver: fromRuntime, selfSigned: selfSigned}
 		a.shapes[id] = r.shape
 	}
 	return r, nil
@@ -272,7 +296,7 @@ func (rd *reader) read(ctx context.Context, t target) result {
 		raw, url, err = rd.api.Configz(actx, t.kubelet)
 		cancel()
 		if err == nil {
-			if res.r, err = rd.analyses.of(raw, v); err != nil {
+			if res.r, err = rd.analyses.of(raw, v, t.runtime); err != nil {
 				res.why = &Unreadable{Reason: ReasonAnswer, Message: fmt.Sprintf("%s: %v", url, err)}
 			}
 			break

@@ -109,8 +109,10 @@ func Ptr[T any](v T) *T { return &v }
 // Node is a Node the fake API server lists, and how its proxy answers.
 type Node struct {
 	Name, Version string
-	Ready         corev1.ConditionStatus
-	Labels        map[string]string
+	// Runtime is the Node's containerRuntimeVersion ("containerd://2.4.2").
+	Runtime string
+	Ready   corev1.ConditionStatus
+	Labels  map[string]string
 	// Answer is what the node proxy answers for /configz, per attempt.
 	Answer func(attempt int, w http.ResponseWriter)
 	// Flagz is what it answers for /flagz (nil: 404, as a kubelet that
@@ -220,6 +222,7 @@ func (f *APIServer) answer(n Node, path string, w http.ResponseWriter) {
 func (f *APIServer) nodeObject(n Node) corev1.Node {
 	obj := corev1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}}
 	obj.Status.NodeInfo.KubeletVersion = n.Version
+	obj.Status.NodeInfo.ContainerRuntimeVersion = n.Runtime
 	if port, ok := f.kubelets[n.Name]; ok {
 		obj.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: n.Name}, {Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
 		obj.Status.DaemonEndpoints.KubeletEndpoint.Port = port
