@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -425,9 +427,16 @@ var failCases = []failCase{
 	{name: "cgroup driver differs from containerd 2's (1.33)", id: "ops.cgroupdriver", status: Warn, node: func(t *testing.T, n nodeTree) nodeTree {
 		return n.with("/etc/containerd/config.toml", file{data: "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd]\n  default_runtime_name = 'runc'\n"})
 	}},
-	{name: "no containerd config", id: "ops.cgroupdriver", status: Manual, node: func(t *testing.T, n nodeTree) nodeTree {
+	// Without a config.toml containerd runs its defaults: cgroupfs.
+	{name: "no containerd config", id: "ops.cgroupdriver", status: Warn, node: func(t *testing.T, n nodeTree) nodeTree {
 		delete(n, "/etc/containerd/config.toml")
 		return n
+	}},
+	{name: "containerd does not start", id: "ops.cgroupdriver", status: Fail, node: func(t *testing.T, n nodeTree) nodeTree {
+		return n.with("/etc/containerd/config.toml", file{data: "version = 2\ndisabled_plugins = ['cri']\n"})
+	}},
+	{name: "another runtime", id: "ops.cgroupdriver", status: Manual, node: func(t *testing.T, n nodeTree) nodeTree {
+		return n.config(t, "containerRuntimeEndpoint: unix:///run/containerd/containerd.sock", "containerRuntimeEndpoint: unix:///var/run/crio/crio.sock")
 	}},
 	{name: "limited swap", id: "ops.swap", status: Warn, node: func(t *testing.T, n nodeTree) nodeTree {
 		return n.config(t, "podPidsLimit: 4096", "podPidsLimit: 4096\nfailSwapOn: false\nmemorySwap:\n  swapBehavior: LimitedSwap")
@@ -662,5 +671,26 @@ func TestFixedConfig(t *testing.T) {
 	legacy, _ := run(t, secureNode(), "1.33", []string{"--kubeconfig=/etc/kubernetes/kubelet.conf"}, "")
 	if _, _, err := legacy.FixedConfig(); err == nil || !strings.Contains(err.Error(), "migrate --secure") {
 		t.Errorf("flags-only node: %v", err)
+	}
+}
+
+// 4.2.8 words eventRecordQPS 0 for the kubelet's version: no limit from
+// 1.37, client-go's 5 per second before.
+func TestEventRecordQPSZeroByVersion(t *testing.T) {
+	for minor, want := range map[string]Status{"1.36": Warn, "1.37": Pass, "1.31": Warn} {
+		v, err := schema.Resolve(minor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zero := int32(0)
+		for _, c := range checks {
+			if c.id != "4.2.8" {
+				continue
+			}
+			o := c.rule(&state{v: v, cfg: &v1beta1.KubeletConfiguration{EventRecordQPS: &zero}})
+			if o.status != want {
+				t.Errorf("kubelet %s: %s (%s), want %s", minor, o.status, o.detail, want)
+			}
+		}
 	}
 }

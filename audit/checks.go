@@ -173,11 +173,14 @@ var kubeletChecks = []*check{
 			if qps < 0 {
 				return failWith(Fix{"eventRecordQPS", 50})
 			}
-			o := pass()
-			if qps == 0 {
-				o.detail = "0: events are not rate-limited"
+			if qps != 0 {
+				return pass()
 			}
-			return o
+			// What 0 means is the version's (schema.Meanings).
+			if z := s.v.EventRecordQPSZero(); z != "unlimited" && z != "" {
+				return outcome{status: Warn, detail: fmt.Sprintf("0: kubelet %s sends events at client-go's default of %s per second, not without limit as the field's description says (no limit from 1.37); the default, 50, captures more", s.v.Minor, z)}
+			}
+			return outcome{status: Pass, detail: "0: events are not rate-limited"}
 		}},
 	{id: "4.2.9", section: SectionCIS, benchmarks: fromCIS19, onConfig: true,
 		title: "Ensure that the --tls-cert-file and --tls-private-key-file arguments are set as appropriate (Manual)",

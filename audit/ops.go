@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/kubeletcfg/kubeletcfg/nodefile"
+	"github.com/kubeletcfg/kubeletcfg/criruntime"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
@@ -43,9 +42,6 @@ const leaseRenewFraction = 0.25
 // minHeartbeats is how many heartbeats the grace period should hold, so one
 // slow or failed update does not mark the node NotReady.
 const minHeartbeats = 3
-
-// containerdConfig is where containerd reads its configuration.
-const containerdConfig = "/etc/containerd/config.toml"
 
 var opsChecks = []*check{
 	{id: "ops.heartbeat", section: SectionOps,
@@ -218,69 +214,48 @@ func cgroupDriverRule(s *state) outcome {
 		return pass()
 	}
 	ep := s.cfg.ContainerRuntimeEndpoint
-	if !strings.Contains(ep, "containerd") {
-		return outcome{status: Manual, detail: fmt.Sprintf("the runtime at %s is not containerd: compare with its cgroup manager", ep)}
+	ask := s.opts.Setup.Runtime
+	if ask == nil {
+		// Without a reader of the runtime, containerd's configuration on
+		// the node (or under --root).
+		var err error
+		if ask, err = criruntime.Ask(s.opts.Setup.Root, criruntime.AskOptions{Mode: criruntime.Config}); err != nil {
+			return outcome{status: Manual, detail: err.Error()}
+		}
 	}
-	data, err := nodefile.ReadFileIn(s.opts.Setup.Root, containerdConfig, nodefile.Config)
-	if err != nil {
-		return outcome{status: Manual, detail: fmt.Sprintf("%s: %s: compare with containerd's runc SystemdCgroup", containerdConfig, errText(err))}
+	a, err := ask(ep)
+	switch {
+	case err != nil:
+		return outcome{status: Manual, detail: fmt.Sprintf("%v: compare with the runtime's cgroup manager", err)}
+	case a == nil:
+		return outcome{status: Manual, detail: "the container runtime is not read (--runtime none): compare with its cgroup manager"}
 	}
-	systemd, where, err := containerdSystemdCgroup(data)
-	if err != nil {
-		return outcome{status: Warn, detail: fmt.Sprintf("%s: %v", containerdConfig, err)}
+	d := criruntime.Decide(s.v, s.cfg.FeatureGates, s.cfg.CgroupDriver, a)
+	if d.Fatal != "" {
+		return outcome{status: Fail, detail: fmt.Sprintf("kubelet %s will not start on its runtime: %s", s.v.Minor, d.Fatal),
+			remedy: "fix the container runtime's configuration (" + a.Source + ") so that it serves the CRI the kubelet asks"}
 	}
-	runtime := "cgroupfs"
-	if systemd {
-		runtime = "systemd"
+	runtime := a.Driver
+	if c := a.FromConfig; a.Unsupported && c != nil && c.Fatal == "" {
+		// A containerd 1.x answers no RuntimeConfig: what it runs is in its
+		// configuration.
+		runtime, a = c.Driver, c
 	}
-	detail := fmt.Sprintf("containerd uses %s (%s %s)", runtime, containerdConfig, where)
-	if s.cfg.CgroupDriver == runtime {
+	if runtime == "" {
+		return outcome{status: Manual, detail: fmt.Sprintf("%s reports no cgroup driver: compare with its cgroup manager", a.Source)}
+	}
+	detail := fmt.Sprintf("%s uses %s (%s)", a.Source, runtime, a.Why)
+	if a.Condition != "" {
+		detail = fmt.Sprintf("%s uses %s if %s, else %s (%s)", a.Source, runtime, a.Condition, a.Otherwise, a.Why)
+	}
+	switch {
+	case s.cfg.CgroupDriver == runtime && a.Condition == "":
 		return outcome{status: Pass, detail: detail}
+	case d.FromRuntime && a.Live:
+		return outcome{status: Pass, detail: fmt.Sprintf("%s; kubelet %s runs it: cgroupDriver %s has no effect", detail, s.v.Minor, s.cfg.CgroupDriver)}
+	case d.FromRuntime:
+		return outcome{status: Warn, detail: fmt.Sprintf("%s; kubelet %s takes the driver from a runtime that reports it (containerd 2.0 and newer) and falls back to cgroupDriver %s (containerd 1.x)", detail, s.v.Minor, s.cfg.CgroupDriver),
+			fixes: []Fix{{"cgroupDriver", runtime}}}
 	}
-	o := outcome{status: Fail, detail: detail, fixes: []Fix{{"cgroupDriver", runtime}}}
-	if s.v.GateEnabled("KubeletCgroupDriverFromCRI", s.cfg.FeatureGates) {
-		o.status = Warn
-		o.detail += fmt.Sprintf("; kubelet %s takes the driver from a runtime that reports it (containerd 2.0 and newer) and falls back to cgroupDriver", s.v.Minor)
-	}
-	return o
-}
-
-// containerdSystemdCgroup reads SystemdCgroup of the default runtime from a
-// containerd config (version 2, containerd 1.x, or version 3, containerd
-// 2.x); absent, it is false. Imported files are not followed.
-func containerdSystemdCgroup(data []byte) (bool, string, error) {
-	var cfg struct {
-		Plugins map[string]struct {
-			Containerd struct {
-				DefaultRuntimeName string `toml:"default_runtime_name"`
-				Runtimes           map[string]struct {
-					Options map[string]any `toml:"options"`
-				} `toml:"runtimes"`
-			} `toml:"containerd"`
-		} `toml:"plugins"`
-	}
-	if _, err := toml.Decode(string(data), &cfg); err != nil {
-		return false, "", err
-	}
-	for _, plugin := range []string{"io.containerd.cri.v1.runtime", "io.containerd.grpc.v1.cri"} {
-		p, ok := cfg.Plugins[plugin]
-		if !ok {
-			continue
-		}
-		name := p.Containerd.DefaultRuntimeName
-		if name == "" {
-			name = "runc"
-		}
-		where := fmt.Sprintf("plugins.%q.containerd.runtimes.%s.options.SystemdCgroup", plugin, name)
-		rt, ok := p.Containerd.Runtimes[name]
-		if !ok {
-			return false, where + " unset", nil
-		}
-		b, ok := rt.Options["SystemdCgroup"].(bool)
-		if !ok {
-			return false, where + " unset", nil
-		}
-		return b, where, nil
-	}
-	return false, "no CRI runtime options: containerd's default", nil
+	return outcome{status: Fail, detail: detail + "; " + d.Why, fixes: []Fix{{"cgroupDriver", runtime}}}
 }
