@@ -91,7 +91,13 @@ func Preflight(o PreflightOptions) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(out, changes...), nil
+	out = append(out, changes...)
+	meanings, err := meaningFindings(before, after, fromV, o.To)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, credentialFindings(before, after, o.To)...)
+	return mergeFindings(out, meanings), nil
 }
 
 // PreflightRunning is the configuration-only part of Preflight, for a
