@@ -39,6 +39,10 @@ func attach(o *apply.Options, n *Node, c Options) error {
 		return err
 	}
 	o.Checks = append(o.Checks, readyCheck{n}, leaseCheck{n})
+	// Where a restart sets probed containers not ready, the pods Ready
+	// before it must be Ready again before the change is healthy.
+	r := &readiness{n: n}
+	o.Hooks = append(o.Hooks, apply.Hook{Before: "restart", Phase: podsBeforePhase{r}}, apply.Hook{Before: "configz", Phase: podsReadyPhase{r}})
 	if !c.Drain {
 		return nil
 	}

@@ -18,8 +18,13 @@ func TestAttachAddsTheNodeAndLeaseChecks(t *testing.T) {
 	if err := attach(&o, n, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Checks) != 2 || len(o.Hooks) != 0 || o.Drained || o.Configz != nil {
+	if len(o.Checks) != 2 || len(o.Hooks) != 2 || o.Drained || o.Configz != nil {
 		t.Fatalf("without --drain and --verify-configz: %d checks, hooks %v, drained %v", len(o.Checks), o.Hooks, o.Drained)
+	}
+	// The pods Ready before the restart, noted before it and waited for
+	// after the kubelet's watch.
+	if o.Hooks[0].Before != "restart" || o.Hooks[0].Phase.Name() != "pods-before" || o.Hooks[1].Before != "configz" || o.Hooks[1].Phase.Name() != "pods-ready" {
+		t.Fatalf("hooks %v", o.Hooks)
 	}
 	ready, err := o.Checks[0].Check(context.Background(), restart)
 	if err != nil || !ready.OK || o.Checks[0].Name() != "node Ready" || ready.Times["lastHeartbeatTime"].IsZero() {
@@ -49,11 +54,11 @@ func TestAttachDrainHooks(t *testing.T) {
 	if !o.Drained {
 		t.Error("an apply that drains passes the drain gate")
 	}
-	if len(o.Hooks) != 1 || o.Hooks[0].Before != "backup" {
+	if len(o.Hooks) != 3 || o.Hooks[2].Before != "backup" {
 		t.Fatalf("hooks %v, want the drain before the backup", o.Hooks)
 	}
-	drain := o.Hooks[0].Phase.(apply.Ender)
-	if err := o.Hooks[0].Phase.Run(context.Background(), nil); err != nil || !unschedulable(t, cs) {
+	drain := o.Hooks[2].Phase.(apply.Ender)
+	if err := o.Hooks[2].Phase.Run(context.Background(), nil); err != nil || !unschedulable(t, cs) {
 		t.Fatalf("before commit: %v, cordoned %v", err, unschedulable(t, cs))
 	}
 	err := drain.End(context.Background(), nil, false)

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeletcfg/kubeletcfg/apply"
 )
 
 // ReadyPod is a pod that was Ready on the node before a restart.
@@ -128,7 +130,9 @@ func (n *Node) PodsReadyAgain(ctx context.Context, before []ReadyPod, restartedA
 		switch {
 		case c == nil || c.Status != corev1.ConditionTrue:
 			r.Waiting = append(r.Waiting, b.String()+" (not Ready)")
-		case !flips || !b.Probed || !c.LastTransitionTime.Time.Before(restartedAt.Truncate(time.Second)):
+		// A transition is kept to the second: one in the restart's second
+		// may be the old kubelet's.
+		case !flips || !b.Probed || c.LastTransitionTime.Time.After(restartedAt):
 		case reported.IsZero() || now.Before(reported.Add(b.Period+2*time.Second)):
 			r.Waiting = append(r.Waiting, b.String()+" (Ready as before the restart; its probes not run again yet)")
 		}
@@ -153,4 +157,61 @@ func (n *Node) WaitPodsReady(ctx context.Context, before []ReadyPod, restartedAt
 			return r, fmt.Errorf("after the restart, %s", r)
 		}
 	}
+}
+
+// readiness holds, across an apply, the pods Ready before its restart, when
+// the restarted kubelet sets probed containers not ready (its version and
+// the gates of the new configuration: schema.Version.RestartFlipsReadiness).
+type readiness struct {
+	n      *Node
+	flips  bool
+	before []ReadyPod
+}
+
+// podsBeforePhase notes the pods Ready on the node just before the restart.
+type podsBeforePhase struct{ r *readiness }
+
+func (podsBeforePhase) Name() string { return "pods-before" }
+
+func (p podsBeforePhase) Run(ctx context.Context, t *apply.Tx) error {
+	plan := t.Plan()
+	if plan == nil || plan.Next() == nil {
+		return nil
+	}
+	next := plan.Next()
+	if p.r.flips = next.Version.RestartFlipsReadiness(next.Config.FeatureGates); !p.r.flips {
+		return nil
+	}
+	before, err := p.r.n.ReadyPods(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the node's Ready pods: %w", err)
+	}
+	p.r.before = before
+	p.r.n.step("%d pod(s) Ready before the restart (kubelet %s sets probed containers not ready on a restart)", len(before), next.Version.Minor)
+	return nil
+}
+
+// podsReadyPhase waits, once the restarted kubelet is healthy and has
+// reported, for the pods Ready before the restart to be Ready again, within
+// the apply's health timeout: until then the change is not healthy.
+type podsReadyPhase struct{ r *readiness }
+
+func (podsReadyPhase) Name() string { return "pods-ready" }
+
+func (p podsReadyPhase) Run(ctx context.Context, t *apply.Tx) error {
+	if !p.r.flips || len(p.r.before) == 0 {
+		return nil
+	}
+	reported := time.Now()
+	if out := t.Outcome(); out != nil {
+		for _, c := range out.Checks {
+			if at, ok := c.Answer.Times["renewTime"]; ok && c.Answer.OK {
+				reported = at
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.HealthTimeout())
+	defer cancel()
+	_, err := p.r.n.WaitPodsReady(ctx, p.r.before, t.RestartedAt(), reported, true)
+	return err
 }
