@@ -389,6 +389,23 @@ var hostileCases = []hostileCase{
 	{name: "completion tcsh", args: []string{"completion", "tcsh"}, code: 2, want: []string{`unknown command "tcsh" for "kubeletcfg completion"`}},
 	{name: "defaults --root /nonexistent", args: []string{"defaults", "--root", "/nonexistent"}, code: 2, want: []string{"--root /nonexistent: no such file or directory"}},
 	{name: "--kubelet-version empty", args: []string{"defaults", "--kubelet-version", ""}, code: 2, want: []string{`--kubelet-version ""`}},
+	// The container runtime's configuration and the credential provider
+	// configuration are node files too.
+	{name: "effective: containerd's config.toml a FIFO", sample: true, root: map[string]string{"etc/containerd/config.toml": "<fifo>"},
+		args: []string{"effective", V, "--root", "@R"}, code: 0, want: []string{"/etc/containerd/config.toml: a FIFO, not a regular file"}},
+	{name: "effective: containerd imports the sentinel FIFO through a link", sample: true,
+		root: map[string]string{"etc/containerd/config.toml": "version = 3\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n", "etc/containerd/conf.d/x.toml": "-> @O/fifo"},
+		args: []string{"effective", V, "--root", "@R"}, code: 0, want: []string{"will not start on its runtime: containerd does not start"}},
+	{name: "effective: containerd imports 300 files", sample: true, gen: manyImports(300),
+		args: []string{"effective", V, "--root", "@R"}, code: 0, want: []string{"more than 256 files"}},
+	{name: "effective: containerd config of an unknown version", sample: true, root: map[string]string{"etc/containerd/config.toml": "version = 9\n"},
+		args: []string{"effective", V, "--root", "@R"}, code: 0, want: []string{"containerd configuration version 9: kubeletcfg models containerd 2.4"}},
+	{name: "effective: a credential provider config that is /dev/zero", args: []string{"effective", V, "--", "--image-credential-provider-config=/dev/zero", "--image-credential-provider-bin-dir=/"}, code: 2,
+		want: []string{"/dev/zero: a character device"}},
+	{name: "effective: a credential provider directory with a link out of the root", sample: true,
+		root: map[string]string{"etc/kubernetes/credprov.d/a.yaml": "-> ../../../../../../../../../../../etc/shadow", "usr/libexec/kubernetes/p": "x"},
+		args: []string{"effective", "--kubelet-version=1.37", "--root", "@R", "--", "--image-credential-provider-config=/etc/kubernetes/credprov.d", "--image-credential-provider-bin-dir=/usr/libexec/kubernetes"}, code: 2,
+		want: []string{"leaves --root: refused"}},
 }
 
 func itoa(i int) string {
@@ -428,4 +445,15 @@ func manyLabels() []byte {
 	}
 	b.WriteString("last=v\n")
 	return []byte(b.String())
+}
+
+// manyImports is a containerd configuration importing n files.
+func manyImports(n int) map[string]func() []byte {
+	m := map[string]func() []byte{"root/etc/containerd/config.toml": func() []byte {
+		return []byte("version = 3\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n")
+	}}
+	for i := range n {
+		m["root/etc/containerd/conf.d/"+itoa(1000+i)+".toml"] = func() []byte { return []byte("version = 3\n") }
+	}
+	return m
 }
