@@ -291,6 +291,7 @@ e2e-builds:
 	$(MAKE) -j1 $(KUBELET) $(KUBELET_134) $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBEADM) $(CONTAINERD2)
 
 e2e: e2e-parts
+	$(E2E_ENV) $(GO) test -count=1 -run '^TestContainerdConfigDump$$' ./criruntime/
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -v -timeout 60m -run '$(E2E_RUN)' ./e2e/
 
 # The variables make e2e gives the tests, for running one by hand:
