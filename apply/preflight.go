@@ -28,7 +28,8 @@ func (preflightPhase) Run(ctx context.Context, t *Tx) error {
 	}
 	removed := append(append([]string(nil), t.plan.StateFiles...), t.plan.Removes...)
 	host := t.preflightHost(ctx)
-	next, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.next), host, nil, removed)
+	rt := preflight.CRI(t.o.Setup.Runtime)
+	next, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.next), host, rt, removed)
 	if err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func (preflightPhase) Run(ctx context.Context, t *Tx) error {
 	if next.Starts {
 		return nil
 	}
-	old, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.old), host, nil, nil)
+	old, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.old), host, rt, nil)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kubeletcfg/kubeletcfg/criruntime"
 )
 
 // host is a machine without systemd, cgroup v2, no swap, 8 GiB and 4
@@ -77,4 +79,31 @@ func TestApplySkipPreflight(t *testing.T) {
 	if n.kubelet.restarts == 0 {
 		t.Error("no restart")
 	}
+}
+
+// Where the kubelet takes its cgroup driver from the runtime (1.37), the
+// runtime's answer is the driver preflight judges: the file's systemd on a
+// host without systemd is no refusal when the runtime answers cgroupfs
+// (the kubelet runs cgroupfs), and the runtime's systemd is refused with
+// the runtime named, even for a change that leaves cgroupDriver alone,
+// when the change is what brings it (a file that said systemd before).
+func TestApplyPreflightRuntimeDriver(t *testing.T) {
+	n := newNode(t, nil)
+	n.opts.preflightHost = host{systemd: false}
+	answer := &criruntime.Answer{Source: "CRI unix:///run/containerd/containerd.sock", Live: true, Driver: criruntime.Cgroupfs}
+	n.opts.Setup.Runtime = func(string) (*criruntime.Answer, error) { return answer, nil }
+	if _, err := n.apply(t, "maxPods: 100\ncgroupDriver: systemd\n"); err != nil {
+		t.Fatalf("the runtime answers cgroupfs: %v", err)
+	}
+	n.configIs(t, "maxPods: 100\ncgroupDriver: systemd\n")
+
+	answer.Driver = criruntime.Systemd
+	_, err := n.apply(t, "maxPods: 101\ncgroupDriver: systemd\n")
+	if err != nil {
+		t.Fatalf("the runtime's systemd refuses the old configuration as well (not the change's): %v", err)
+	}
+	if n.kubelet.restarts == 0 {
+		t.Error("no restart")
+	}
+	n.configIs(t, "maxPods: 101\ncgroupDriver: systemd\n")
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/cpuset"
 
+	"github.com/kubeletcfg/kubeletcfg/criruntime"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/startup"
 	"github.com/kubeletcfg/kubeletcfg/why"
@@ -99,11 +100,12 @@ type Options struct {
 }
 
 // Runtime is what the container runtime decides for the kubelet: the seam
-// where kubeletcfg's model of the CRI and containerd plugs in.
+// where kubeletcfg's model of the CRI and containerd plugs in (CRI).
 type Runtime interface {
-	// CgroupDriver is the driver the runtime answers RuntimeConfig with
-	// for the endpoint ("" and a note when it cannot be told).
-	CgroupDriver(ctx context.Context, endpoint string) (driver string, note string)
+	// Answer is what the runtime at endpoint answers the kubelet's
+	// RuntimeConfig at start-up (nil and no error: not to be read); which
+	// driver the kubelet then runs is the version's (criruntime.Decide).
+	Answer(ctx context.Context, endpoint string) (*criruntime.Answer, error)
 	// CredentialProvider validates the credential provider configuration
 	// as the kubelet version does; nil when it takes it.
 	CredentialProvider(l *why.Layers, config, binDir string) error
@@ -284,19 +286,37 @@ func (c *checker) swap() {
 }
 
 // cgroupDriver: the systemd driver needs systemd as PID 1. Where the
-// kubelet takes the driver from the container runtime, the runtime's
-// answer is the driver (when the runtime can be asked).
+// kubelet's version takes the driver from the container runtime, the
+// runtime's answer is the driver (criruntime.Decide, from the schema's
+// traits); a runtime that serves no CRI, or answers what makes a kubelet
+// that asks exit, stops it.
 func (c *checker) cgroupDriver() {
-	driver := c.value("cgroupDriver")
-	fact := "cgroupDriver is " + driver
-	if c.rt != nil && c.l.Version.GateEnabled("KubeletCgroupDriverFromCRI", c.l.Result.Config.FeatureGates) {
-		if d, note := c.rt.CgroupDriver(c.ctx, c.value("containerRuntimeEndpoint")); d != "" {
-			driver, fact = d, "the container runtime answers RuntimeConfig with the "+d+" driver"
-		} else if note != "" {
-			c.res.Notes = append(c.res.Notes, note)
+	configured := c.value("cgroupDriver")
+	driver, fact := configured, "cgroupDriver is "+configured
+	var d criruntime.Decision
+	if c.rt != nil {
+		a, err := c.rt.Answer(c.ctx, c.value("containerRuntimeEndpoint"))
+		if err != nil {
+			c.res.Notes = append(c.res.Notes, "the container runtime's answer (RuntimeConfig) is not known: "+err.Error())
+		}
+		d = criruntime.Decide(c.l.Version, c.l.Result.Config.FeatureGates, configured, a)
+		switch {
+		case d.Fatal != "":
+			c.add("runtime-unavailable", Refused, d.Source+": "+d.Fatal, "containerRuntimeEndpoint", nil)
+			return
+		case d.FromRuntime && d.Condition != "" && d.Runs == criruntime.Systemd && d.Otherwise == criruntime.Cgroupfs:
+			// containerd reports systemd exactly where systemd runs.
+			c.res.Notes = append(c.res.Notes, fmt.Sprintf("cgroupDriver: kubelet %s runs its runtime's driver, %s if %s, else %s (%s)", c.l.Version.Minor, d.Runs, d.Condition, d.Otherwise, d.Source))
+			return
+		case d.FromRuntime:
+			driver = d.Runs
+			fact = "the container runtime answers RuntimeConfig with the " + d.Runs + " driver: " + d.Source
+			if configured != driver {
+				c.res.Notes = append(c.res.Notes, fmt.Sprintf("cgroupDriver %s has no effect: %s", configured, d.Why))
+			}
 		}
 	}
-	if driver != "systemd" {
+	if driver != criruntime.Systemd {
 		return
 	}
 	running, ok := c.h.Systemd()
@@ -307,6 +327,14 @@ func (c *checker) cgroupDriver() {
 		c.add("cgroup-driver-systemd", Refused, "systemd is not running on this host ("+fact+")", "cgroupDriver", nil)
 	default:
 		c.add("cgroup-driver-systemd", OK, "systemd runs ("+fact+")", "cgroupDriver", nil)
+	}
+	if d.FromRuntime {
+		// The file's value has no effect: the runtime's is the one to fix.
+		f := &c.res.Findings[len(c.res.Findings)-1]
+		f.Value, f.Origin = driver, &why.Origin{Kind: "runtime", Text: d.Source}
+		if f.Status != OK {
+			f.Fix = fmt.Sprintf("set the container runtime's cgroup driver to cgroupfs (containerd: SystemdCgroup = false in its runc options; %s), or run the node with systemd as PID 1: kubelet %s takes the driver from its runtime", d.Why, c.l.Version.Minor)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeletcfg/kubeletcfg/criruntime"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/why"
 )
@@ -219,8 +220,10 @@ func TestTimeSpan(t *testing.T) {
 // fakeRuntime answers RuntimeConfig with a driver.
 type fakeRuntime struct{ driver string }
 
-func (f fakeRuntime) CgroupDriver(context.Context, string) (string, string) { return f.driver, "" }
-func (fakeRuntime) CredentialProvider(*why.Layers, string, string) error    { return nil }
+func (f fakeRuntime) Answer(context.Context, string) (*criruntime.Answer, error) {
+	return &criruntime.Answer{Source: "fake", Driver: f.driver}, nil
+}
+func (fakeRuntime) CredentialProvider(*why.Layers, string, string) error { return nil }
 
 // Where the kubelet takes the cgroup driver from the runtime, the
 // runtime's answer decides (the seam for the CRI model).
@@ -233,7 +236,7 @@ func TestPreflightRuntimeDriver(t *testing.T) {
 	}{
 		{"1.37", "cgroupfs", false}, // the file's systemd is overridden
 		{"1.37", "systemd", true},
-		{"1.37", "", true},         // the runtime cannot say: the file's
+		{"1.37", "", true},         // the runtime reports none: the file's
 		{"1.30", "cgroupfs", true}, // 1.30 does not ask the runtime
 	} {
 		res, err := Check(context.Background(), layers(t, tc.minor, root), h, fakeRuntime{tc.driver}, nil)
@@ -243,6 +246,124 @@ func TestPreflightRuntimeDriver(t *testing.T) {
 		if got := find(res, "cgroup-driver-systemd") != nil; got != tc.refused {
 			t.Errorf("%s with the runtime's %q: refused %v, want %v", tc.minor, tc.driver, got, tc.refused)
 		}
+	}
+}
+
+// CRI: the runtime's answer read from containerd's configuration in the
+// node's tree (criruntime's model) decides the driver a kubelet that asks
+// runs, and preflight judges that one: the runtime's systemd on a host
+// without systemd is refused with the runtime as origin and its file:line
+// in the fix, whatever the kubelet's file says; containerd's cgroupfs
+// clears a file's systemd; a containerd without its CRI stops the kubelet;
+// containerd without runc options follows the host (no refusal).
+func TestPreflightCRIDriver(t *testing.T) {
+	const ctrd = "etc/containerd/config.toml"
+	for _, tc := range []struct {
+		name, minor, file, containerd string
+		class, status                 string // "" status: no finding of class
+		inFix                         string
+	}{
+		{"runtime systemd, file cgroupfs", "1.37", "cgroupfs", "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.runc.options]\n  SystemdCgroup = true\n",
+			"cgroup-driver-systemd", Refused, "config.toml:3"},
+		{"runtime cgroupfs, file systemd", "1.37", "systemd", "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.runc.options]\n  SystemdCgroup = false\n",
+			"cgroup-driver-systemd", "", ""},
+		{"1.30 does not ask", "1.30", "systemd", "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.runc.options]\n  SystemdCgroup = false\n",
+			"cgroup-driver-systemd", Refused, "cgroupDriver: cgroupfs"},
+		{"1.30 with the runtime's systemd", "1.30", "cgroupfs", "version = 3\n[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.runc.options]\n  SystemdCgroup = true\n",
+			"cgroup-driver-systemd", "", ""},
+		{"no runc options: containerd follows the host", "1.37", "systemd", "version = 3\n",
+			"cgroup-driver-systemd", "", ""},
+		{"CRI disabled", "1.37", "cgroupfs", "version = 3\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n",
+			"runtime-unavailable", Refused, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := nodeTree(t, "cgroupDriver: "+tc.file+"\n", map[string]string{ctrd: tc.containerd})
+			h := fakeHost{imageHost: imageHost{root: root}, memory: 8 << 30, cpus: 4, listeners: map[int]string{}}
+			ask, err := criruntime.Ask(root, criruntime.AskOptions{Mode: criruntime.Config, ContainerdConfig: "/" + ctrd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Check(context.Background(), layers(t, tc.minor, root), h, CRI(ask), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := find(res, tc.class)
+			switch {
+			case tc.status == "" && f != nil:
+				t.Fatalf("%s: %+v, want none (notes %q)", tc.class, f, res.Notes)
+			case tc.status == "":
+				if !res.Starts {
+					t.Fatalf("refused: %+v", res.Findings)
+				}
+				return
+			case f == nil || f.Status != tc.status || res.Starts:
+				t.Fatalf("%s: %+v, want %s (findings %+v)", tc.class, f, tc.status, res.Findings)
+			}
+			if !strings.Contains(f.Fix, tc.inFix) {
+				t.Errorf("fix %q, want %q in it", f.Fix, tc.inFix)
+			}
+			if tc.minor == "1.37" && tc.class == "cgroup-driver-systemd" && (f.Value != "systemd" || f.Origin == nil || f.Origin.Kind != "runtime" || !strings.Contains(f.Fact, "runtime answers")) {
+				t.Errorf("the runtime's driver: value %q origin %+v fact %q", f.Value, f.Origin, f.Fact)
+			}
+		})
+	}
+}
+
+// CRI: the credential provider configuration is validated as the
+// kubelet version does, its first problem a refusal.
+func TestPreflightCRICredentialProvider(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		refused      bool
+	}{
+		{"no providers", "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders: []\n", true},
+		{"a plugin not in the bin dir", "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n- name: ecr\n  apiVersion: credentialprovider.kubelet.k8s.io/v1\n  matchImages: [\"*.example.com\"]\n  defaultCacheDuration: 1m\n", true},
+		{"valid", "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n- name: ecr\n  apiVersion: credentialprovider.kubelet.k8s.io/v1\n  matchImages: [\"*.example.com\"]\n  defaultCacheDuration: 1m\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"etc/cp.yaml": tc.config}
+			if !tc.refused {
+				files["cpbin/ecr"] = "#!/bin/sh\n"
+			} else {
+				files["cpbin/other"] = ""
+			}
+			root := nodeTree(t, "", files)
+			if !tc.refused {
+				if err := os.Chmod(filepath.Join(root, "cpbin/ecr"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h := fakeHost{imageHost: imageHost{root: root}, memory: 8 << 30, cpus: 4, listeners: map[int]string{}}
+			src := node.Source{Root: root, KubeletVersion: "1.37", VersionSet: true, Dashed: true,
+				Args: []string{"--config=/etc/kubelet.yaml", "--image-credential-provider-config=/etc/cp.yaml", "--image-credential-provider-bin-dir=/cpbin"}}
+			v, err := node.ResolveVersion(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := why.ReadLayers(src, v, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Check(context.Background(), l, h, CRI(nil), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f *Finding
+			for i := range res.Findings {
+				if res.Findings[i].Class == "credential-provider" {
+					f = &res.Findings[i]
+				}
+			}
+			if f == nil {
+				t.Fatalf("no credential-provider finding: %+v (not checked %+v)", res.Findings, res.NotChecked)
+			}
+			if got := f.Status == Refused; got != tc.refused || res.Starts == tc.refused || (!tc.refused && f.Status != OK) {
+				t.Fatalf("%+v: refused %v, want %v", f, got, tc.refused)
+			}
+			if tc.refused && (f.Flag != "image-credential-provider-config" || !strings.Contains(f.Fact, "/etc/cp.yaml")) {
+				t.Errorf("%+v", f)
+			}
+		})
 	}
 }
 

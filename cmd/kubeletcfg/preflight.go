@@ -12,6 +12,7 @@ import (
 
 type preflightFlags struct {
 	setupFlags
+	runtimeFlags
 	failOn string
 	output *printer.Output
 }
@@ -25,23 +26,31 @@ func newPreflightCmd(s streams) *cobra.Command {
 (cgroup v1 with failCgroupV1, swap with failSwapOn, the systemd cgroup driver
 without systemd, its ports taken, files the configuration names missing,
 reservations beyond the machine's capacity, a stale CPU or memory manager
-checkpoint, the container runtime's socket) and what it survives, degraded (a
-missing staticPodPath, logind's InhibitDelayMaxSec below shutdownGracePeriod,
-the healthz port taken), with the host fact, the field and where it was set.
+checkpoint, the container runtime's socket and its answer, the credential
+provider configuration) and what it survives, degraded (a missing
+staticPodPath, logind's InhibitDelayMaxSec below shutdownGracePeriod, the
+healthz port taken), with the host fact, the field and where it was set.
 Under --root only what the image tells is checked: host facts become
-conditions.
+conditions. Where the kubelet takes its cgroup driver from the runtime
+(--runtime, --containerd-config), the runtime's driver is the one judged.
 
 Exit codes: 1 the kubelet would refuse to start (with --fail-on warn, also when
 it starts degraded or an image leaves a condition), 0 otherwise, 2 usage or
 I/O error.`,
 		Example: `  kubeletcfg preflight
   kubeletcfg preflight --root /mnt/node-image --kubelet-version 1.35
-  kubeletcfg preflight --fail-on warn -o json`,
+  kubeletcfg preflight --fail-on warn -o json
+  kubeletcfg preflight --root /mnt/node-image --containerd-config /etc/containerd/config.toml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.failOn != "refusal" && f.failOn != "warn" {
 				return fmt.Errorf("--fail-on %q: must be refusal or warn", f.failOn)
 			}
-			res, err := preflight.Run(cmd.Context(), preflight.Options{Setup: f.setupSource(s, args, cmd.ArgsLenAtDash() >= 0)})
+			src := f.setupSource(s, args, cmd.ArgsLenAtDash() >= 0)
+			ask, err := f.runtimeFlags.asker(src.Root)
+			if err != nil {
+				return err
+			}
+			res, err := preflight.Run(cmd.Context(), preflight.Options{Setup: src, Runtime: preflight.CRI(ask)})
 			if err != nil {
 				return err
 			}
@@ -55,6 +64,7 @@ I/O error.`,
 		},
 	}
 	f.setupFlags.bind(cmd.Flags())
+	f.runtimeFlags.bind(cmd.Flags())
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "refusal", "exit 1 on: refusal, or warn (also when it starts degraded or a condition is left)")
 	f.output = printer.Flag(cmd.Flags(), printer.Text, printer.JSON)
 	return cmd
