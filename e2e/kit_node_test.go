@@ -42,6 +42,10 @@ const clusterNodeName = "e2e-node"
 type nodeOptions struct {
 	// runtime is the container runtime ("" is containerd 2).
 	runtime runtimeKind
+	// systemdCgroup sets runc's SystemdCgroup in the runtime's
+	// configuration (this host has no systemd: a kubelet that takes the
+	// driver from containerd 2 refuses to start).
+	systemdCgroup bool
 	// cluster registers the kubelet with the run's control plane: x509
 	// client certificate, webhook authentication and authorization, a CNI
 	// bridge and the pause image, so that the Node turns Ready and pods run.
@@ -131,7 +135,7 @@ func newNode(t *testing.T, o nodeOptions) *kubeletNode {
 		t.Fatal(err)
 	}
 
-	co := containerdOptions{kind: o.runtime, netns: n.Netns}
+	co := containerdOptions{kind: o.runtime, netns: n.Netns, systemdCgroup: o.systemdCgroup}
 	if api != nil {
 		co.pods = pods
 	}

@@ -198,6 +198,18 @@ func TestKubeletRunsItsRuntimesDriver(t *testing.T) {
 		t.Errorf("diff --live reading the file alone: exit %d, want the driver as drift:\n%s", code, out)
 	}
 
+	// preflight judges the driver the kubelet runs, its runtime's: no
+	// refusal of the systemd driver (the kubelet runs, on this host
+	// without systemd); on the file alone there is one. (Its ports are
+	// taken by this kubelet, whose binary preflight does not take for a
+	// kubelet by its name: not judged here.)
+	if pf := preflightOf(t, append([]string{"--kubelet-version", n.Minor, "--"}, n.Args...)...); pf.find("cgroup-driver-systemd") != nil {
+		t.Errorf("preflight on containerd 2's cgroupfs: %+v, want no refusal of the driver", pf)
+	}
+	if pf := preflightOf(t, append([]string{"--kubelet-version", n.Minor, "--runtime", "none", "--"}, n.Args...)...); pf.Starts || pf.find("cgroup-driver-systemd") == nil {
+		t.Errorf("preflight on the file alone: %+v, want the systemd driver refused", pf)
+	}
+
 	// A good change on a node whose file and runtime disagree.
 	apply := func(maxPods string, extra ...string) (int, string) {
 		file := n.writeNew(t, "cgroupDriver: systemd\nmaxPods: "+maxPods+"\n"+reserved)
@@ -213,6 +225,76 @@ func TestKubeletRunsItsRuntimesDriver(t *testing.T) {
 	}
 	if code, out := apply("112", "--runtime", "none"); code != 3 || !strings.Contains(out, "cgroupDriver") {
 		t.Errorf("the same change judged on the file alone: exit %d, want a rollback on cgroupDriver:\n%s", code, out)
+	}
+}
+
+// preflightVerdictOf is kubeletcfg preflight -o json's verdict.
+type preflightVerdictOf struct {
+	Starts   bool
+	Findings []struct {
+		Class, Status, Fact, Value, Fix string
+		Origin                          *struct{ Kind, Text string }
+	}
+	Notes []string
+}
+
+func (p preflightVerdictOf) find(class string) *struct {
+	Class, Status, Fact, Value, Fix string
+	Origin                          *struct{ Kind, Text string }
+} {
+	for i := range p.Findings {
+		if p.Findings[i].Class == class && p.Findings[i].Status != "ok" {
+			return &p.Findings[i]
+		}
+	}
+	return nil
+}
+
+func preflightOf(t *testing.T, args ...string) preflightVerdictOf {
+	t.Helper()
+	code, out, errOut := kubeletcfg(t, nil, append([]string{"preflight", "-o", "json"}, args...)...)
+	var p preflightVerdictOf
+	if err := json.Unmarshal([]byte(out), &p); err != nil || code == 2 {
+		t.Fatalf("preflight: exit %d %v\n%s%s", code, err, out, errOut)
+	}
+	if (code == 0) != p.Starts {
+		t.Errorf("preflight: exit %d, starts %v", code, p.Starts)
+	}
+	return p
+}
+
+// TestPreflightRuntimesSystemdDriver: containerd 2 with runc's
+// SystemdCgroup on this host, which has no systemd, and a kubelet 1.37
+// whose file says cgroupfs: preflight says it refuses to start, the
+// systemd driver from the runtime (the runtime as origin, its
+// config.toml:line in the fix), and the real kubelet exits with systemd's
+// words; on the file alone (--runtime none) preflight would have said it
+// starts. Under --root the runtime's configuration says the same.
+func TestPreflightRuntimesSystemdDriver(t *testing.T) {
+	n := newNode(t, nodeOptions{noStart: true, systemdCgroup: true})
+	pf := preflightOf(t, append([]string{"--kubelet-version", n.Minor, "--"}, n.Args...)...)
+	f := pf.find("cgroup-driver-systemd")
+	if pf.Starts || f == nil || f.Status != "refused" || f.Value != "systemd" || f.Origin == nil || f.Origin.Kind != "runtime" || !strings.Contains(f.Origin.Text, n.Runtime.sock) {
+		t.Fatalf("preflight: %+v, want the runtime's systemd refused", pf)
+	}
+	t.Logf("preflight: %s; fix: %s", f.Fact, f.Fix)
+	pc := preflightOf(t, append([]string{"--kubelet-version", n.Minor, "--runtime", "config", "--containerd-config", n.Runtime.config, "--"}, n.Args...)...)
+	if fc := pc.find("cgroup-driver-systemd"); pc.Starts || fc == nil || !strings.Contains(fc.Fix, n.Runtime.config+":") {
+		t.Errorf("preflight from containerd's config: %+v", pc)
+	}
+	if pn := preflightOf(t, append([]string{"--kubelet-version", n.Minor, "--runtime", "none", "--"}, n.Args...)...); !pn.Starts {
+		t.Errorf("preflight on the file alone: %+v, want it starts (the file says cgroupfs)", pn)
+	}
+	pid := n.launchKubelet(t)
+	for end := time.Now().Add(30 * time.Second); running(pid) && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(n.Log)
+	if running(pid) {
+		t.Fatalf("the kubelet still runs:\n%s", tail(log))
+	}
+	if !strings.Contains(string(log), "systemd not running on this host, cannot use systemd cgroups manager") {
+		t.Fatalf("the kubelet exited without systemd's words:\n%s", tail(log))
 	}
 }
 
@@ -232,6 +314,12 @@ func TestKubeletWithoutRuntimeConfig(t *testing.T) {
 	code, out, errOut := kubeletcfg(t, nil, append([]string{"diff", "--live", "--insecure", "--kubelet-version", n.Minor, "--"}, n.Args...)...)
 	if code != 0 {
 		t.Errorf("diff --live: exit %d:\n%s%s", code, out, errOut)
+	}
+	// A good change there, judged against /configz, is kept.
+	file := n.writeNew(t, "cgroupDriver: cgroupfs\nmaxPods: 111\n")
+	code, out, errOut = kubeletcfg(t, nil, n.argv("apply", "-f", file, "--verify-configz", "--insecure", "--stable-for", "2s", "--health-timeout", "30s")...)
+	if code != 0 || !strings.Contains(out, "applied") || configzMaxPods(t) != 111 {
+		t.Errorf("apply --verify-configz on containerd 1.6: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = kubeletcfg(t, nil, append([]string{"audit", "--section", "ops", "-o", "json", "--kubelet-version", n.Minor, "--containerd-config", n.Runtime.config, "--"}, n.Args...)...)
 	var rep struct {

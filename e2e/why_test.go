@@ -212,6 +212,7 @@ func TestWhy(t *testing.T) {
 	dir := n.n.Dir
 	write(t, filepath.Join(dir, "pod.yaml"), "apiVersion: v1\nkind: Pod\n")
 	write(t, filepath.Join(dir, "cp.yaml"), "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfiguration\nproviders: []\n")
+	write(t, filepath.Join(dir, "cp-none.yaml"), "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders: []\n")
 	if err := os.MkdirAll(filepath.Join(dir, "cpbin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,8 @@ func TestWhy(t *testing.T) {
 		{name: "client CA missing", dropin: "authentication:\n  x509:\n    clientCAFile: " + filepath.Join(dir, "missing-ca.crt") + "\n", class: "client-ca-missing", field: "authentication.x509.clientCAFile", file: "dropin", line: 5, preflightRefuses: true},
 		{name: "TLS pair missing", dropin: "tlsCertFile: " + filepath.Join(dir, "missing.crt") + "\ntlsPrivateKeyFile: " + filepath.Join(dir, "missing.key") + "\n", class: "tls-pair-missing", field: "tlsCertFile", file: "dropin", line: 3, preflightRefuses: true},
 		{name: "kubeconfig missing", env: "--kubeconfig=" + filepath.Join(dir, "missing.conf"), class: "kubeconfig-missing", flag: "kubeconfig", file: "env", line: 1, preflightRefuses: true},
-		{name: "credential provider refused", env: "--image-credential-provider-config=" + filepath.Join(dir, "cp.yaml") + " --image-credential-provider-bin-dir=" + filepath.Join(dir, "cpbin"), class: "credential-provider", flag: "image-credential-provider-config", file: "env", line: 1},
+		{name: "credential provider refused", env: "--image-credential-provider-config=" + filepath.Join(dir, "cp.yaml") + " --image-credential-provider-bin-dir=" + filepath.Join(dir, "cpbin"), class: "credential-provider", flag: "image-credential-provider-config", file: "env", line: 1, preflightRefuses: true},
+		{name: "credential provider without providers", env: "--image-credential-provider-config=" + filepath.Join(dir, "cp-none.yaml") + " --image-credential-provider-bin-dir=" + filepath.Join(dir, "cpbin"), class: "credential-provider", flag: "image-credential-provider-config", file: "env", line: 1, preflightRefuses: true},
 		{name: "swap on", wrap: withSwap, class: "swap-on", field: "failSwapOn", file: "default", fixConfig: "failSwapOn: false\n", preflightRefuses: true},
 		{name: "forbidden node label", env: "--node-labels=node-role.kubernetes.io/worker=", class: "node-labels", flag: "node-labels", file: "env", line: 1},
 	}
@@ -353,6 +355,46 @@ func TestWhy(t *testing.T) {
 			degraded = degraded || (f.Class == "healthz-port-in-use" && f.Status == "degraded")
 		}
 		if !pf.Starts || !degraded {
+			t.Errorf("preflight: %+v", pf)
+		}
+	})
+
+	// Starts, degraded: a staticPodPath that is not there.
+	t.Run("static pod path missing", func(t *testing.T) {
+		n.t = t
+		n.set("staticPodPath: "+filepath.Join(dir, "no-manifests")+"\n", "")
+		pf := n.preflight()
+		if exited, healthy := n.run(nil, 30*time.Second, time.Second); exited || !healthy {
+			t.Fatalf("the kubelet exited %v, healthy %v", exited, healthy)
+		}
+		degraded := false
+		for _, f := range pf.Findings {
+			degraded = degraded || (f.Class == "static-pod-path-missing" && f.Status == "degraded")
+		}
+		if !pf.Starts || !degraded {
+			t.Errorf("preflight: %+v", pf)
+		}
+	})
+
+	// The read-only port taken: the kubelet exits, as for its port.
+	t.Run("read-only port in use", func(t *testing.T) {
+		n.t = t
+		n.set("readOnlyPort: 10255\n", "")
+		l, err := net.Listen("tcp", "0.0.0.0:10255")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := n.preflight()
+		exited, _ := n.run(nil, 30*time.Second, time.Second)
+		l.Close()
+		if !exited {
+			t.Fatal("the kubelet did not exit")
+		}
+		refused := false
+		for _, f := range pf.Findings {
+			refused = refused || (f.Class == "port-in-use" && f.Status == "refused" && strings.Contains(f.Fact, "10255"))
+		}
+		if pf.Starts || !refused {
 			t.Errorf("preflight: %+v", pf)
 		}
 	})
