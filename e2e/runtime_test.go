@@ -423,7 +423,10 @@ func TestSystemdDriverFromTheRuntime(t *testing.T) {
 // --kubeconfig waits for the pod to be Ready again before it calls the
 // change healthy.
 func TestApplyWaitsForPodsReadyAgain(t *testing.T) {
-	n := newNode(t, nodeOptions{cluster: true})
+	// This machine's disk is shared and often past the kubelet's default
+	// imagefs threshold (15 % free): its eviction would take the pod.
+	const noDiskEviction = "evictionHard:\n  imagefs.available: 1%\n  nodefs.available: 1%\n  memory.available: 100Mi\n"
+	n := newNode(t, nodeOptions{cluster: true, config: "cgroupDriver: cgroupfs\nmaxPods: 100\n" + noDiskEviction})
 	ctx := context.Background()
 	tmpl := podTemplate("probed")
 	// A long period: a restarted kubelet probes first after a random part
@@ -435,9 +438,19 @@ func TestApplyWaitsForPodsReadyAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.bindRunning(t, "probed")
+	// Running is not Ready: its first probe may come up to a period later.
+	for end := time.Now().Add(40 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		p, err := n.API.Client.CoreV1().Pods(n.Namespace).Get(ctx, "probed", metav1.GetOptions{})
+		if err == nil && podReady(p) {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the probed pod is not Ready 40 s after it runs: %v", err)
+		}
+	}
 	time.Sleep(1500 * time.Millisecond) // its Ready transition a second before the restart's
 
-	file := n.writeNew(t, "cgroupDriver: cgroupfs\nmaxPods: 100\nfeatureGates:\n  ChangeContainerStatusOnKubeletRestart: true\n")
+	file := n.writeNew(t, "cgroupDriver: cgroupfs\nmaxPods: 100\n"+noDiskEviction+"featureGates:\n  ChangeContainerStatusOnKubeletRestart: true\n")
 	code, out, errOut := kubeletcfg(t, nil, "diff", "--kubelet-version", n.Minor, file, "--against", n.Config)
 	if code != 1 || !strings.Contains(out, "restart: a restart of kubelet "+n.Minor+" can set containers with a readiness or startup probe not ready") {
 		t.Errorf("diff: exit %d\n%s%s", code, out, errOut)
@@ -512,4 +525,14 @@ func TestApplyWaitsForPodsReadyAgain(t *testing.T) {
 	default:
 		t.Logf("the pod not ready at +%s, Ready again at +%s; apply ended at +%s", flipped.Sub(start).Round(time.Millisecond), readyAgain.Sub(start).Round(time.Millisecond), took.Round(time.Millisecond))
 	}
+}
+
+// podReady says whether a pod's Ready condition is True.
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
