@@ -49,6 +49,7 @@ func main() {
 	dir := flag.String("dir", "", "run the commands in this directory (cases may name their own)")
 	floor := flag.String("floor", "", "the floor binary: its `version` is the denominator, its commands the before column")
 	bin := flag.String("bin", "", "the binary measured (the after column)")
+	before := flag.String("before", "", "the binary of the before column (default: the floor's), to compare two builds of a change against the floor in one run")
 	flag.Parse()
 	if *floor == "" {
 		pair(*n, *dir, flag.Args())
@@ -58,6 +59,10 @@ func main() {
 		fail("usage: bench -floor BIN -bin BIN [-n N] [-dir D] NAME[@DIR]=ARGS...")
 	}
 	floorAbs, binAbs := abs(*floor), abs(*bin)
+	beforeAbs := floorAbs
+	if *before != "" {
+		beforeAbs = abs(*before)
+	}
 	base := &run{label: "floor version", dir: *dir, argv: []string{floorAbs, "version"}}
 	runs := []*run{base}
 	type pairRuns struct {
@@ -76,7 +81,7 @@ func main() {
 		}
 		f := strings.Fields(args)
 		p := pairRuns{name: name, args: args,
-			before: &run{label: name + " before", dir: cdir, argv: append([]string{floorAbs}, f...)},
+			before: &run{label: name + " before", dir: cdir, argv: append([]string{beforeAbs}, f...)},
 			after:  &run{label: name + " after", dir: cdir, argv: append([]string{binAbs}, f...)}}
 		cases = append(cases, p)
 		runs = append(runs, p.before, p.after)
