@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/kubelet/config/v1beta1"
 
@@ -620,13 +621,29 @@ func setAll(origins map[string]Origin, leaves []string, o Origin) {
 // leafPaths lists the fields whose values are tracked: every field that is
 // not an object, outside list elements.
 func leafPaths(v *schema.Version) []string {
-	var out []string
+	return leavesOf(v).paths
+}
+
+// leafSet is a version's leaf paths, and each lower-cased.
+type leafSet struct{ paths, lower []string }
+
+// leafSets holds each version's leaves once made (*schema.Version →
+// *leafSet): every layering, and every drop-in merge, looks at them all.
+var leafSets sync.Map
+
+func leavesOf(v *schema.Version) *leafSet {
+	if l, ok := leafSets.Load(v); ok {
+		return l.(*leafSet)
+	}
+	l := &leafSet{}
 	for _, f := range v.Fields() {
 		if f.Type != "object" && !strings.Contains(f.Path, "[]") && !strings.Contains(f.Path, "{}") {
-			out = append(out, f.Path)
+			l.paths = append(l.paths, f.Path)
+			l.lower = append(l.lower, strings.ToLower(f.Path))
 		}
 	}
-	return out
+	got, _ := leafSets.LoadOrStore(v, l)
+	return got.(*leafSet)
 }
 
 // leafValue reads the value at a JSON path (nil when a parent is unset).

@@ -87,22 +87,40 @@ func mergeNamed(m merger, cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *
 	if err != nil {
 		return nil, err
 	}
-	attributeNamed(cfg, out, ds, origins, leaves)
+	attributeNamed(cfg, out, ds, origins, leaves, leavesOf(res.Version).lower)
 	return out, nil
 }
 
 // attributeNamed records the origins after a merge patch: a field comes
 // from the last drop-in that names it; one that changed without being
 // named was defaulted again (after a null) or follows another field.
-func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origins map[string]Origin, leaves []string) {
+// lower is leaves lower-cased.
+func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origins map[string]Origin, leaves, lower []string) {
 	folded := make([]*foldedKeys, len(ds))
+	// byLower lists, for each key lower-cased, the drop-ins that have it
+	// (in order): the only ones a leaf can be found in, when no drop-in
+	// has a key with other letters than ASCII.
+	byLower, ascii := map[string][]int{}, true
 	for i, d := range ds {
 		folded[i] = foldKeys(d.Doc)
+		ascii = ascii && len(folded[i].other) == 0
+		for k := range folded[i].ascii {
+			byLower[k] = append(byLower[k], i)
+		}
 	}
-	for _, leaf := range leaves {
-		lower := strings.ToLower(leaf)
+	all := make([]int, len(ds))
+	for i := range all {
+		all[i] = i
+	}
+	for n, leaf := range leaves {
+		lower := lower[n]
 		named := false
-		for i := len(ds) - 1; i >= 0; i-- {
+		in := all
+		if ascii && isASCII(leaf) {
+			in = byLower[lower]
+		}
+		for j := len(in) - 1; j >= 0; j-- {
+			i := in[j]
 			// The merged JSON is decoded by encoding/json: keys match fields
 			// in any case, but the exact key, when the configuration has
 			// it, wins; a key in another case is the origin only when it
