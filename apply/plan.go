@@ -230,6 +230,7 @@ func plan(o Options) (*Plan, error) {
 			next.Args = o.NewArgs
 		}
 	}
+	next.Reuse = old
 	after, err := effective.Compute(next)
 	if err != nil {
 		return nil, fmt.Errorf("the new configuration: %w", err)

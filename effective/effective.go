@@ -48,6 +48,9 @@ type stack struct {
 	// dropins are laid over the --config-dir; removed are taken out of it.
 	dropins []Overlay
 	removed []string
+	// reuse is a computation of the same node whose drop-ins read from
+	// disk are taken instead of reading them again (Input.Reuse).
+	reuse *Result
 }
 
 // DroppedGate is a feature gate setting left out (Input.ReadAs, Input.DropGates).
@@ -130,6 +133,7 @@ type Result struct {
 	defaultEviction bool          // the --config file set no evictionHard
 	dropins         []*Dropin     // as read, for the origins of map keys
 	merger          merger        // how the version merges drop-ins, when there are
+	root            string        // the node's root the drop-ins were read under
 	host            validate.Host // what the verdict knows of the host
 }
 
@@ -397,10 +401,13 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, opts stack, res
 	var ds []*Dropin
 	root := nodefile.NewUnder(opts.Root)
 	defer root.Close()
+	res.root = opts.Root
 	for _, f := range overlaid(dir, files, opts.dropins, opts.removed) {
-		d, err := read(root, f.name, dir, f.data, res.Version, res.merger)
-		if err != nil {
-			return nil, err
+		d := opts.reuse.readBefore(f, res)
+		if d == nil {
+			if d, err = read(root, f.name, dir, f.data, res.Version, res.merger); err != nil {
+				return nil, err
+			}
 		}
 		ds = append(ds, d)
 		res.dropins = append(res.dropins, d)
@@ -408,6 +415,20 @@ func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, opts stack, res
 		warnDropin(res, d)
 	}
 	return res.merger.mergeAttributed(cfg, ds, res, origins, leaves)
+}
+
+// readBefore is the drop-in f as r read it from disk, when r was read
+// under the same root as the same version (nil when it was not).
+func (r *Result) readBefore(f dropinFile, res *Result) *Dropin {
+	if r == nil || f.data != nil || r.Version != res.Version || r.root != res.root {
+		return nil
+	}
+	for _, d := range r.dropins {
+		if d.Path == f.name && d.fromDisk {
+			return d
+		}
+	}
+	return nil
 }
 
 // warnDropin reports what the kubelet will silently do with a drop-in.

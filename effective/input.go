@@ -51,6 +51,11 @@ type Input struct {
 	DropGates func(name string) bool
 	// Host is what the verdict knows of the host (cgroup version).
 	Host validate.Host
+	// Reuse is a Result computed a moment before from the same Setup
+	// (apply's current configuration before its new one): the drop-ins it
+	// read from the node's disk are taken from it, not read and decoded
+	// again, when this computation reads them as the same version.
+	Reuse *Result
 }
 
 // Overlay is a drop-in laid over the --config-dir.
@@ -75,7 +80,7 @@ func Compute(in Input) (*Result, error) {
 	}
 	st := stack{Version: s.Version, Args: s.Args, ArgSources: s.Sources, Dir: s.Dir, Root: s.Root, LookupEnv: s.Environ(),
 		DropGate: in.DropGates, configFile: in.ConfigFile, configDir: in.ConfigDir,
-		config: in.Config, configName: in.ConfigName, dropins: in.Dropins, removed: in.RemoveDropins}
+		config: in.Config, configName: in.ConfigName, dropins: in.Dropins, removed: in.RemoveDropins, reuse: in.Reuse}
 	if in.Args != nil {
 		st.Args, st.ArgSources = in.Args, nil
 	}

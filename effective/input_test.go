@@ -4,11 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/internal/testkit"
@@ -162,5 +164,61 @@ func TestComputeReadAs(t *testing.T) {
 	var fe *flags.Error
 	if _, err := Compute(Input{Setup: s, ReadAs: to}); !errors.As(err, &fe) || fe.Arg != "--no-such-flag" {
 		t.Errorf("a flag no kubelet had: %v", err)
+	}
+}
+
+// A computation that reuses the drop-ins another read (apply's new
+// configuration over its current one) gives what reading them again gives,
+// the drop-ins laid over the directory and those removed included; it
+// takes the files read, not what was laid over them.
+func TestComputeReuse(t *testing.T) {
+	s, err := node.ReadSetup(node.Source{Root: "../testdata/bench/node", KubeletVersion: "1.37"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newFile, err := os.ReadFile("../testdata/bench/node/new-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := Compute(Input{Setup: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v136, err := schema.Resolve("1.36")
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := []Overlay{{Name: "05-part.conf", Content: []byte(head + "maxPods: 99\n"), From: "new.conf"}}
+	n := len(old.dropins)
+	for _, c := range []struct {
+		in     Input
+		reused int
+	}{
+		{Input{Setup: s, Config: newFile, ConfigName: "new-config.yaml"}, n},
+		{Input{Setup: s, Dropins: over, RemoveDropins: []string{"07-part.conf"}}, n - 2},
+		{Input{Setup: s, ReadAs: v136}, 0},
+	} {
+		in := c.in
+		want, err := Compute(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Reuse = old
+		got, err := Compute(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Errorf("reused drop-ins differ from reading them again (-read +reused):\n%s", cmp.Diff(want, got, cmpopts.IgnoreUnexported(Result{}, Dropin{}, schema.Version{})))
+		}
+		reused := 0
+		for _, d := range got.dropins {
+			if slices.Contains(old.dropins, d) {
+				reused++
+			}
+		}
+		if n < 20 || reused != c.reused {
+			t.Errorf("%d of %d drop-ins reused, want %d", reused, n, c.reused)
+		}
 	}
 }

@@ -38,6 +38,8 @@ type Dropin struct {
 	// Doc is kubeletcfg's strict reading of the file, for positions and
 	// warnings; nil when the file does not decode.
 	Doc *config.Document
+	// fromDisk: the file was read from the node (not laid over it).
+	fromDisk bool
 }
 
 // List returns the files of a drop-in directory that the kubelet reads, in its
@@ -84,6 +86,7 @@ func unread(dir string) []warning.Warning {
 // --root): a drop-in that is a link resolves inside the image, never to a
 // file of this host.
 func read(root *nodefile.Under, path, dir string, data []byte, v *schema.Version, m merger) (*Dropin, error) {
+	fromDisk := data == nil
 	if data == nil {
 		var err error
 		if data, err = root.ReadFile(path, nodefile.Config); err != nil {
@@ -120,7 +123,7 @@ func read(root *nodefile.Under, path, dir string, data []byte, v *schema.Version
 	if err := m.checkTypeMeta(path, tm.APIVersion, tm.Kind); err != nil {
 		return nil, err
 	}
-	return &Dropin{Path: path, dir: dir, data: data, JSON: doc.JSON, Doc: doc}, nil
+	return &Dropin{Path: path, dir: dir, data: data, JSON: doc.JSON, Doc: doc, fromDisk: fromDisk}, nil
 }
 
 func isDuplicate(p config.Problem) bool { return p.Code == warning.DuplicateKey }
