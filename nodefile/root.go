@@ -364,8 +364,8 @@ func ReadFileUnder(dir, p string, k Kind) ([]byte, error) {
 // root opened once (at the first read) and holding the directories walked
 // (Root.Hold): for the many files of one directory. Close it.
 type Under struct {
-	dir, abs string
-	r        *Root
+	dir, abs, wd string
+	r            *Root
 }
 
 // NewUnder is a reader of the node under dir ("": the running node).
@@ -377,16 +377,15 @@ func (u *Under) ReadFile(p string, k Kind) ([]byte, error) {
 		return ReadFile(p, k)
 	}
 	if u.abs == "" {
-		abs, err := filepath.Abs(u.dir)
+		// The working directory looked up once (filepath.Abs asks for
+		// it each time: two stats a file).
+		wd, err := os.Getwd()
 		if err != nil {
 			return nil, err
 		}
-		u.abs = abs
+		u.wd, u.abs = wd, abs(wd, u.dir)
 	}
-	hp, err := filepath.Abs(p)
-	if err != nil {
-		return nil, err
-	}
+	hp := abs(u.wd, p)
 	relp, err := filepath.Rel(u.abs, hp)
 	if err != nil || relp == ".." || strings.HasPrefix(relp, "../") {
 		return nil, &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("outside the node's root %s", u.dir)}
@@ -408,6 +407,14 @@ func (u *Under) ReadFile(p string, k Kind) ([]byte, error) {
 		}
 	}
 	return data, err
+}
+
+// abs is filepath.Abs(p) with wd the working directory.
+func abs(wd, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(wd, p)
 }
 
 // Close closes the root, when a read opened it.
