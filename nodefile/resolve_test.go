@@ -103,8 +103,8 @@ func TestResolveAsByPrefix(t *testing.T) {
 		for range 2 {
 			checkResolve(t, root, r, paths)
 		}
-		if hold && len(r.held) == 0 {
-			t.Error("Hold: no directory held")
+		if hold && (len(r.held) == 0 || len(r.dirs) == 0) {
+			t.Errorf("Hold: %d directories held, %d remembered", len(r.held), len(r.dirs))
 		}
 		r.Close()
 		if n := fds(); n != before {
@@ -160,4 +160,41 @@ func sameError(a, b error) bool {
 		return a.Error() == b.Error()
 	}
 	return pa.Op == pb.Op && pa.Path == pb.Path && errors.Is(pa.Err, pb.Err) && errors.Is(pb.Err, pa.Err)
+}
+
+// A root that holds its walks remembers the directories it went through as
+// it first saw them: one replaced since by a link out of the root is not
+// followed (what was held is read, or nothing).
+func TestHoldReplacedByLink(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	for dir, files := range map[string]string{root: "ours", outside: "theirs"} {
+		if err := os.MkdirAll(filepath.Join(dir, "etc/a/b"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"etc/a/b/1.conf", "etc/a/b/2.conf"} {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(files), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r, err := OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Hold()
+	if data, err := r.ReadFile("/etc/a/b/1.conf", Config); err != nil || string(data) != "ours" {
+		t.Fatalf("first read: %q, %v", data, err)
+	}
+	if err := os.Rename(filepath.Join(root, "etc/a"), filepath.Join(root, "etc/old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "etc/a"), filepath.Join(root, "etc/a")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"/etc/a/b/2.conf", "/etc/a/b/1.conf"} {
+		if data, err := r.ReadFile(f, Config); err == nil && string(data) != "ours" {
+			t.Errorf("%s read through a link out of the root: %q", f, data)
+		}
+	}
 }

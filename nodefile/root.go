@@ -28,6 +28,10 @@ type Root struct {
 	// the next file of a directory already walked starts from it.
 	held map[string]*os.Root
 	kept map[*os.Root]bool
+	// dirs are what a walk's lstat said of the directories it went
+	// through, by resolved node path, while the root holds (a walk of
+	// the next file there looks at each again otherwise).
+	dirs map[string]fs.FileInfo
 }
 
 // maxHeld bounds the directories a root holds open.
@@ -37,11 +41,12 @@ const maxHeld = 32
 // a reader of many files in a few directories (the drop-ins of a directory):
 // each walk then starts at the deepest directory of its path already
 // walked, where a walk from the root opens and looks at every component
-// again. A directory changed on disk after it was first walked is read as
+// again, and says what it first saw of each directory it went through. A
+// directory changed on disk after it was first walked is read as
 // it was opened (it stays inside the root: it was opened through it).
 func (n *Root) Hold() {
 	if n.held == nil {
-		n.held, n.kept = map[string]*os.Root{}, map[*os.Root]bool{}
+		n.held, n.kept, n.dirs = map[string]*os.Root{}, map[*os.Root]bool{}, map[string]fs.FileInfo{}
 	}
 }
 
@@ -72,7 +77,7 @@ func (n *Root) Close() error {
 	for d := range n.kept {
 		d.Close()
 	}
-	n.held, n.kept = nil, nil
+	n.held, n.kept, n.dirs = nil, nil, nil
 	return n.r.Close()
 }
 
@@ -176,9 +181,17 @@ func (n *Root) walk(p string) (w walked, err error) {
 			}
 			dirs = append(dirs, d)
 		}
+		if fi, ok := n.dirs[next]; ok {
+			names = append(names, c)
+			last = fi
+			continue
+		}
 		fi, err := dirs[len(dirs)-1].Lstat(c)
 		if err != nil {
 			return walked{res: path.Join(append([]string{next}, todo...)...)}, nodeError("stat", p, err)
+		}
+		if fi.IsDir() && n.dirs != nil && len(n.dirs) < maxHeld*4 {
+			n.dirs[next] = fi
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			names = append(names, c)
