@@ -1,9 +1,10 @@
 package schema
 
 import (
-	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -25,6 +26,12 @@ type StartupData struct {
 	Exits []StartupWord `json:"exits"`
 }
 
+// startupJSON is data/startup.json, read where it is embedded (files.ReadFile
+// copies all ten versions' words, 150 kB, to use one's).
+//
+//go:embed data/startup.json
+var startupJSON string
+
 var (
 	startupMu   sync.Mutex
 	startupData = map[string]*StartupData{}
@@ -41,16 +48,11 @@ func loadStartup(minor string) *StartupData {
 	if d, ok := startupData[minor]; ok {
 		return d
 	}
-	raw, err := files.ReadFile("data/startup.json")
-	if err != nil {
-		// Embedded at build time: failing to read it is a build defect.
-		panic(fmt.Sprintf("schema startup words: %v", err))
-	}
 	d := &StartupData{}
-	key := []byte("\n \"" + minor + "\": ")
-	if i := bytes.Index(raw, key); i < 0 || json.NewDecoder(bytes.NewReader(raw[i+len(key):])).Decode(d) != nil {
+	key := "\n \"" + minor + "\": "
+	if i := strings.Index(startupJSON, key); i < 0 || json.NewDecoder(strings.NewReader(startupJSON[i+len(key):])).Decode(d) != nil {
 		var all map[string]*StartupData
-		if err := json.Unmarshal(raw, &all); err != nil {
+		if err := json.Unmarshal([]byte(startupJSON), &all); err != nil {
 			panic(fmt.Sprintf("schema startup words: %v", err))
 		}
 		if d = all[minor]; d == nil {
