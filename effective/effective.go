@@ -159,7 +159,7 @@ func layer(opts stack) (*Result, error) {
 		return nil, fmt.Errorf("drop-ins to lay over the --config-dir, but the kubelet runs without one")
 	}
 	leaves := leafPaths(v)
-	origins := map[string]Origin{}
+	origins := make(map[string]Origin, len(leaves))
 
 	// The kubelet takes the gates of its command line first, on their own.
 	flagGates := &v1beta1.KubeletConfiguration{}
