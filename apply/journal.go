@@ -131,8 +131,18 @@ func hashIn(d *os.Root, name string) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	// Not io.Copy: *os.File's WriteTo takes a 32 KiB buffer for a file of
+	// a few hundred bytes.
+	buf := make([]byte, 4096)
+	for {
+		n, err := f.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
