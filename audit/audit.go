@@ -18,6 +18,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
@@ -134,8 +135,10 @@ type state struct {
 	// STIG's "config file"), made when first asked for.
 	cl       *flags.CommandLine
 	fileOnly *fileLayer
-	// trees are the drop-in trees walked.
+	// trees are the drop-in trees walked; root is the node's root the
+	// checks look at files through (look).
 	trees trees
+	root  *nodefile.Root
 }
 
 // Run audits a kubelet's setup.
@@ -165,6 +168,7 @@ func Run(opts Options) (*Report, error) {
 		return nil, err
 	}
 	s.eff, s.opts, s.trees = eff, &opts, walked
+	defer s.close()
 	if s.cl, err = flags.Parse(opts.Setup.Args, v); err != nil {
 		return nil, err
 	}

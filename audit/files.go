@@ -40,6 +40,29 @@ func lookFile(root, p string) nodeFile {
 	return describe(p, res, fi, err)
 }
 
+// look is lookFile through the run's root, opened at the first look and
+// holding the directories walked (nodefile.Root.Hold): the checks look at
+// a dozen files in a few directories.
+func (s *state) look(p string) nodeFile {
+	if s.root == nil {
+		r, err := nodefile.OpenRoot(s.opts.Setup.Root)
+		if err != nil {
+			return lookFile(s.opts.Setup.Root, p)
+		}
+		r.Hold()
+		s.root = r
+	}
+	return lookIn(s.root, p)
+}
+
+// close closes the run's root, when a look opened it.
+func (s *state) close() {
+	if s.root != nil {
+		s.root.Close()
+		s.root = nil
+	}
+}
+
 // lookIn is lookFile on an open root.
 func lookIn(r *nodefile.Root, p string) nodeFile {
 	res, fi, err := r.Stat(p)
@@ -160,7 +183,7 @@ func (s *state) judgeFiles(files []nodeFile, r fileRule, missing Status) outcome
 func (s *state) serviceFiles() []nodeFile {
 	var out []nodeFile
 	for _, p := range s.opts.Setup.Files {
-		out = append(out, lookFile(s.opts.Setup.Root, p))
+		out = append(out, s.look(p))
 	}
 	return out
 }
@@ -177,7 +200,7 @@ func (s *state) kubeconfigCheck(r fileRule) outcome {
 	if !ok {
 		return outcome{status: Pass, value: "(no --kubeconfig: a standalone kubelet)", origin: "not on the command line"}
 	}
-	o := s.judgeFiles([]nodeFile{lookFile(s.opts.Setup.Root, s.nodePath(occ.value))}, r, Warn)
+	o := s.judgeFiles([]nodeFile{s.look(s.nodePath(occ.value))}, r, Warn)
 	if o.status == Warn {
 		o.detail += " (the kubelet writes it from --bootstrap-kubeconfig on first start)"
 	}
@@ -190,7 +213,7 @@ func (s *state) clientCACheck(r fileRule) outcome {
 	if ca == "" {
 		return outcome{status: Fail, value: "(unset)", origin: s.origin("authentication.x509.clientCAFile"), detail: "no client CA file (see 4.2.3)"}
 	}
-	o := s.judgeFiles([]nodeFile{lookFile(s.opts.Setup.Root, ca)}, r, Warn)
+	o := s.judgeFiles([]nodeFile{s.look(ca)}, r, Warn)
 	o.origin = "authentication.x509.clientCAFile at " + s.origin("authentication.x509.clientCAFile")
 	return o
 }
@@ -199,7 +222,7 @@ func (s *state) configFileCheck(r fileRule) outcome {
 	if s.eff.ConfigFile == "" {
 		return outcome{status: Pass, value: "(no --config file)", origin: "not on the command line"}
 	}
-	o := s.judgeFiles([]nodeFile{lookFile(s.opts.Setup.Root, s.nodePath(s.eff.ConfigFile))}, r, Fail)
+	o := s.judgeFiles([]nodeFile{s.look(s.nodePath(s.eff.ConfigFile))}, r, Fail)
 	o.origin = "--config " + s.eff.ConfigFile
 	return o
 }

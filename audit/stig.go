@@ -466,7 +466,7 @@ func (s *state) stigConfigFiles(r fileRule) outcome {
 	if s.eff.ConfigFile == "" {
 		return outcome{status: Pass, value: "(no --config file)", origin: "not on the command line"}
 	}
-	files := []nodeFile{lookFile(s.opts.Setup.Root, s.nodePath(s.eff.ConfigFile))}
+	files := []nodeFile{s.look(s.nodePath(s.eff.ConfigFile))}
 	var note string
 	if dir := s.eff.ConfigDir; dir != "" {
 		tree, err := s.trees.dropins(s.opts.Setup.Root, s.nodePath(dir))
@@ -507,7 +507,7 @@ func (s *state) stigClientCA(r fileRule) outcome {
 		o = outcome{status: Fail, value: "(unset)", origin: s.origin("authentication.x509.clientCAFile"), detail: "no client CA file (see V-242420)",
 			remedy: "set authentication.x509.clientCAFile in the config file to the cluster's CA bundle (V-242420), a file owned by root:root, 644 or more restrictive"}
 	} else {
-		o = s.judgeFiles([]nodeFile{lookFile(s.opts.Setup.Root, s.nodePath(ca))}, r, Warn)
+		o = s.judgeFiles([]nodeFile{s.look(s.nodePath(ca))}, r, Warn)
 		o.origin = "authentication.x509.clientCAFile at " + s.origin("authentication.x509.clientCAFile")
 	}
 	if occ, ok := s.anyFlag("client-ca-file"); ok {
@@ -524,7 +524,7 @@ func (s *state) stigKubeconfig(r fileRule) outcome {
 	const textPath = "/etc/kubernetes/kubelet.conf"
 	occ, ok := s.flag("kubeconfig")
 	if !ok {
-		f := lookFile(s.opts.Setup.Root, textPath)
+		f := s.look(textPath)
 		if errors.Is(f.err, fs.ErrNotExist) {
 			return outcome{status: Pass, value: "(no --kubeconfig, no " + textPath + ")", origin: "not on the command line"}
 		}
@@ -532,7 +532,7 @@ func (s *state) stigKubeconfig(r fileRule) outcome {
 		o.origin = "the check text's path (no --kubeconfig)"
 		return o
 	}
-	o := s.judgeFiles([]nodeFile{lookFile(s.opts.Setup.Root, s.nodePath(occ.value))}, r, Warn)
+	o := s.judgeFiles([]nodeFile{s.look(s.nodePath(occ.value))}, r, Warn)
 	if o.status == Warn {
 		o.detail += " (the kubelet writes it from --bootstrap-kubeconfig on first start)"
 	}
@@ -552,7 +552,7 @@ func (s *state) stigKubeadmConf(r fileRule) outcome {
 	}
 	var files []nodeFile
 	for _, p := range dropins {
-		files = append(files, lookFile(s.opts.Setup.Root, p))
+		files = append(files, s.look(p))
 	}
 	return s.judgeFiles(files, r, Warn)
 }
