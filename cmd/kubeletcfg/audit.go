@@ -85,7 +85,7 @@ with --fail-on warn), 2 usage or I/O error.`,
 	f.runtimeFlags.bind(cmd.Flags())
 	fl := cmd.Flags()
 	fl.StringVar(&f.benchmark, "benchmark", "auto", "profile: "+strings.Join(audit.Benchmarks(), ", ")+" (auto: the CIS benchmark for the kubelet version)")
-	fl.StringSliceVar(&f.sections, "section", nil, "sections to run: the profile's checks (cis, stig or benchmark), ops (default both)")
+	stringSliceVar(fl, &f.sections, "section", "sections to run: the profile's checks (cis, stig or benchmark), ops (default both)")
 	f.output = printer.Flag(fl, printer.Text, printer.JSON)
 	fl.StringVar(&f.failOn, "fail-on", "fail", "exit 1 on: fail, or warn (fail or warn)")
 	fl.StringVar(&f.fixTo, "fix-to", "", "write the config file with every fixable failure fixed to this new file (never over an existing one)")

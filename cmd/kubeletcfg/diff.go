@@ -166,7 +166,7 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 	fl.StringVar(&l.Context, "context", "", "the kubeconfig context to use (default: its current context)")
 	fl.StringVar(&l.Node, "node", "", "for --live through the API server or --direct: the node's name (default: this host's name)")
 	fl.BoolVar(&l.Direct, "direct", false, "for --live: read the kubelet on its own port at the address its Node reports, with the kubeconfig's credentials (no nodes/proxy; see deploy/rbac.yaml)")
-	fl.StringSliceVar(&l.InsecureNodes, "kubelet-insecure-skip-tls-verify", nil, "with --direct: read these nodes' kubelets with their serving certificate unverified (self-signed kubelets)")
+	stringSliceVar(fl, &l.InsecureNodes, "kubelet-insecure-skip-tls-verify", "with --direct: read these nodes' kubelets with their serving certificate unverified (self-signed kubelets)")
 	fl.StringVar(&f.toVersion, "to-version", "", "upgrade preflight: read the node's setup with this kubelet version")
 	return cmd
 }

@@ -26,5 +26,5 @@ self-signed kubelet is read only when named in
 func (k *kubeletAccess) bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&k.direct, "direct", false, "read each kubelet on its own port (no nodes/proxy needed; see deploy/rbac.yaml)")
 	fl.StringVar(&k.kubeletCA, "kubelet-ca", "", "with --direct: the CA file that signs the kubelets' serving certificates (default: the kubeconfig's cluster CA)")
-	fl.StringSliceVar(&k.insecure, "kubelet-insecure-skip-tls-verify", nil, "with --direct: nodes whose serving certificate is read unverified (self-signed kubelets), by name")
+	stringSliceVar(fl, &k.insecure, "kubelet-insecure-skip-tls-verify", "with --direct: nodes whose serving certificate is read unverified (self-signed kubelets), by name")
 }

@@ -95,7 +95,7 @@ node whose change was rolled back.`,
 	fl.StringVar(&a.KubeletLog, "kubelet-log", "", "apply's: the kubelet's log file on the host (with --restart-command)")
 	fl.StringVar(&a.Unit, "unit", "", "apply's: the kubelet's systemd unit (default kubelet.service)")
 	fl.StringVar(&a.StateDir, "state-dir", "", "apply's: kubeletcfg's state directory on the host (default "+apply.DefaultStateDir+")")
-	fl.StringArrayVar(&a.From, "from", nil, "apply's: read the kubelet's flags from this file on the host; repeatable")
+	stringArrayVar(fl, &a.From, "from", "apply's: read the kubelet's flags from this file on the host; repeatable")
 	fl.DurationVar(&a.HealthTimeout, "health-timeout", 30*time.Second, "apply's: how long the restarted kubelet has to become healthy")
 	fl.DurationVar(&a.StableFor, "stable-for", apply.DefaultStableFor, "apply's: how long it must then stay healthy")
 	fl.BoolVar(&a.Drain, "drain", false, "apply's: cordon and drain each node around its change (the Job's own pod stays), uncordon it once healthy")
@@ -106,13 +106,13 @@ node whose change was rolled back.`,
 	fl.BoolVar(&a.AllowInsecure, "allow-insecure", false, "apply's: apply a change that makes a passing CIS kubelet check fail")
 	fl.BoolVar(&a.Drained, "drained", false, "apply's: the nodes are drained (changes of CPU/memory/topology manager policy need it)")
 	fl.BoolVar(&a.VerifyConfigz, "verify-configz", false, "apply's: the restarted kubelet must serve the change on /configz (through the API server's node proxy)")
-	fl.StringArrayVar(&a.Flags, "apply-flag", nil, "one more of apply's flags, verbatim (--persist=patch on kubeadm nodes); repeatable")
+	stringArrayVar(fl, &a.Flags, "apply-flag", "one more of apply's flags, verbatim (--persist=patch on kubeadm nodes); repeatable")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "the kubeconfig context to use")
 	fl.StringVar(&f.dryRun, "dry-run", "", "client: print the objects, touch nothing; server: the API server admits each, nothing is created")
 	fl.Lookup("dry-run").NoOptDefVal = "client"
-	fl.StringArrayVar(&f.nodes, "node", nil, "with --dry-run and no --kubeconfig: a node to describe (with --kubelet-version); repeatable")
-	fl.StringArrayVar(&f.versions, "kubelet-version", nil, "the kubelet version of the --node of the same rank")
+	stringArrayVar(fl, &f.nodes, "node", "with --dry-run and no --kubeconfig: a node to describe (with --kubelet-version); repeatable")
+	stringArrayVar(fl, &f.versions, "kubelet-version", "the kubelet version of the --node of the same rank")
 	f.output = printer.Flag(fl, printer.Text, printer.JSON, printer.YAML) // yaml: a client dry run's objects
 	return cmd
 }

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/csv"
-	"strings"
-
 	"github.com/spf13/pflag"
 
 	"github.com/kubeletcfg/kubeletcfg/node"
@@ -21,41 +17,7 @@ type setupFlags struct {
 
 func (f *setupFlags) bind(fs *pflag.FlagSet) {
 	f.versionFlags.bind(fs)
-	f.from = nil
-	fs.Var((*stringArray)(&f.from), "from", "read the kubelet's flags from this file (a unit *.service, or an env file such as kubeadm-flags.env or /etc/default/kubelet); repeatable, in command-line order")
-	fs.Lookup("from").DefValue = "" // no default in the help, as pflag's empty list
-}
-
-// stringArray is pflag's StringArray flag (each value taken whole, the
-// first replacing the default, the next appended), whose default is not
-// printed as CSV when the flag is defined: pflag's does it through a
-// 4 KiB writer, for the --from of every command built at each run.
-type stringArray []string
-
-func (s *stringArray) Set(v string) error {
-	if *s == nil {
-		*s = []string{}
-	}
-	*s = append(*s, v)
-	return nil
-}
-
-func (s *stringArray) Type() string { return "stringArray" }
-
-// Append, Replace and GetSlice make it a pflag.SliceValue, as pflag's is.
-func (s *stringArray) Append(v string) error    { return s.Set(v) }
-func (s *stringArray) Replace(v []string) error { *s = append([]string{}, v...); return nil }
-func (s *stringArray) GetSlice() []string       { return *s }
-
-func (s *stringArray) String() string {
-	if len(*s) == 0 {
-		return "[]"
-	}
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	w.Write(*s)
-	w.Flush()
-	return "[" + strings.TrimSuffix(b.String(), "\n") + "]"
+	stringArrayVar(fs, &f.from, "from", "read the kubelet's flags from this file (a unit *.service, or an env file such as kubeadm-flags.env or /etc/default/kubelet); repeatable, in command-line order")
 }
 
 // setupSource is where the setup is read from: args is the command line
