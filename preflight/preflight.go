@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/criruntime"
 	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/startup"
 	"github.com/kubeletcfg/kubeletcfg/why"
 )
@@ -97,6 +98,10 @@ type Options struct {
 	// Runtime answers what the container runtime decides (nil: nothing is
 	// asked of it).
 	Runtime Runtime
+	// PIDFile names the running kubelet's process ID on the live host: the
+	// ports that process holds are the kubelet's own (its restart frees
+	// them), whatever its binary is called.
+	PIDFile string
 }
 
 // Runtime is what the container runtime decides for the kubelet: the seam
@@ -123,7 +128,28 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Check(ctx, l, opts.Host, opts.Runtime, nil)
+	h := opts.Host
+	if h == nil && opts.PIDFile != "" && src.Root == "" {
+		pid, err := readPID(opts.PIDFile)
+		if err != nil {
+			return nil, err
+		}
+		h = KubeletHost(pid)
+	}
+	return Check(ctx, l, h, opts.Runtime, nil)
+}
+
+// readPID reads a process ID file (a line of digits).
+func readPID(path string) (int, error) {
+	b, err := nodefile.ReadFile(path, nodefile.Kind{What: "pid file", Limit: 64})
+	if err != nil {
+		return 0, fmt.Errorf("--pid-file: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("--pid-file %s: no process ID in %q", path, strings.TrimSpace(string(b)))
+	}
+	return pid, nil
 }
 
 // Check checks layers (a setup and its effective configuration) against

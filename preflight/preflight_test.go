@@ -424,3 +424,48 @@ func TestLiveHostKnowsTheKubeletByPID(t *testing.T) {
 		t.Error("another PID's port taken for the kubelet's")
 	}
 }
+
+// On the live host, --pid-file names the running kubelet: the port this
+// test's process holds is refused as another program's without it and is
+// the kubelet's own with it; a file without a PID is refused by name.
+func TestRunWithPIDFile(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "kubelet.yaml")
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := os.WriteFile(config, []byte(fmt.Sprintf("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nport: %d\n", port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "kubelet.pid")
+	src := node.Source{KubeletVersion: "1.37", VersionSet: true, Args: []string{"--config=" + config}, Dashed: true}
+	portFinding := func(o Options) Finding {
+		t.Helper()
+		o.Setup = src
+		res, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Findings {
+			if f.Class == "port-in-use" && f.Field == "port" {
+				return f
+			}
+		}
+		t.Fatalf("no finding on port %d: %+v", port, res.Findings)
+		return Finding{}
+	}
+	if f := portFinding(Options{}); f.Status != Refused {
+		t.Errorf("without --pid-file: %s %s, want refused", f.Status, f.Fact)
+	}
+	os.WriteFile(pidFile, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o600)
+	if f := portFinding(Options{PIDFile: pidFile}); f.Status != OK {
+		t.Errorf("with --pid-file: %s %s, want the kubelet's own port", f.Status, f.Fact)
+	}
+	os.WriteFile(pidFile, []byte("kubelet\n"), 0o600)
+	if _, err := Run(context.Background(), Options{Setup: src, PIDFile: pidFile}); err == nil || !strings.Contains(err.Error(), pidFile) {
+		t.Errorf("a pid file without a PID: %v, want an error naming it", err)
+	}
+}

@@ -13,8 +13,9 @@ import (
 type preflightFlags struct {
 	setupFlags
 	runtimeFlags
-	failOn string
-	output *printer.Output
+	failOn  string
+	pidFile string
+	output  *printer.Output
 }
 
 func newPreflightCmd(s streams) *cobra.Command {
@@ -40,6 +41,7 @@ I/O error.`,
 		Example: `  kubeletcfg preflight
   kubeletcfg preflight --root /mnt/node-image --kubelet-version 1.35
   kubeletcfg preflight --fail-on warn -o json
+  kubeletcfg preflight --pid-file /run/kubelet.pid -- /usr/local/bin/kubelet-1.37 --config=/etc/kubelet.yaml
   kubeletcfg preflight --root /mnt/node-image --containerd-config /etc/containerd/config.toml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.failOn != "refusal" && f.failOn != "warn" {
@@ -50,7 +52,7 @@ I/O error.`,
 			if err != nil {
 				return err
 			}
-			res, err := preflight.Run(cmd.Context(), preflight.Options{Setup: src, Runtime: preflight.CRI(ask)})
+			res, err := preflight.Run(cmd.Context(), preflight.Options{Setup: src, Runtime: preflight.CRI(ask), PIDFile: f.pidFile})
 			if err != nil {
 				return err
 			}
@@ -65,6 +67,7 @@ I/O error.`,
 	}
 	f.setupFlags.bind(cmd.Flags())
 	f.runtimeFlags.bind(cmd.Flags())
+	cmd.Flags().StringVar(&f.pidFile, "pid-file", "", "file with the running kubelet's PID: the ports it holds are its own (default: a process named kubelet)")
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "refusal", "exit 1 on: refusal, or warn (also when it starts degraded or a condition is left)")
 	f.output = printer.Flag(cmd.Flags(), printer.Text, printer.JSON)
 	return cmd
