@@ -10,14 +10,15 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/internal/jsonshape"
+	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 )
 
 // Files are what WriteDir writes.
 var Files = []string{"config.yaml", "kubelet-flags.env", "migration.json", "report.txt"}
 
 // WriteDir writes the migration into dir: the config file, the remaining
-// flags as an environment file in the kubeadm layout (KUBELET_KUBEADM_ARGS,
-// and an empty KUBELET_EXTRA_ARGS), the machine-readable result and a report
+// flags as an environment file kubeadm reads as its kubeadm-flags.env (one
+// KUBELET_KUBEADM_ARGS assignment), the machine-readable result and a report
 // for people. It never replaces a file: if any of them exists, it writes
 // nothing and says which.
 func (r *Result) WriteDir(dir string) error {
@@ -106,14 +107,11 @@ func (r *Result) ConfigYAML() ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// envFile holds the remaining flags the way kubeadm's kubeadm-flags.env does.
+// envFile holds the remaining flags as kubeadm's kubeadm-flags.env does,
+// in the one form kubeadm's parser reads back as written: a single
+// KUBELET_KUBEADM_ARGS assignment, every flag --name=value, nothing else.
 func (r *Result) envFile() ([]byte, error) {
-	for _, f := range r.Flags {
-		if strings.ContainsAny(f, "\"\\$\n'` ") {
-			return nil, fmt.Errorf("flag %q cannot be written into an environment file safely (quote, backslash, $, space or newline)", f)
-		}
-	}
-	return []byte(fmt.Sprintf("# Written by kubeletcfg migrate for kubelet %s: the flags that have no config field.\nKUBELET_KUBEADM_ARGS=\"%s\"\nKUBELET_EXTRA_ARGS=\"\"\n", r.KubeletVersion, strings.Join(r.Flags, " "))), nil
+	return kubeadm.FormatFlagsEnv(r.Flags)
 }
 
 // Report is the migration for people.

@@ -2,11 +2,14 @@ package migrate
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/kubeletcfg/kubeletcfg/flags"
+	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/units"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Rewrite returns the new content of the environment files the kubelet's
@@ -25,7 +28,8 @@ func (r *Result) Rewrite(args []string, origins []units.Source, root string) (ma
 		file, name string
 		line       int
 		words      []string
-		changed    bool // a word leaves it, or --config joins it
+		flags      []string // the words that stay, each flag as --name=value
+		changed    bool     // a word leaves it, or --config joins it
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -46,6 +50,9 @@ func (r *Result) Rewrite(args []string, origins []units.Source, root string) (ma
 		}
 		if keep[i] {
 			g.words = append(g.words, a)
+			if f, ok := r.flagAt(args, i); ok {
+				g.flags = append(g.flags, f)
+			}
 		} else {
 			g.changed = true
 		}
@@ -56,6 +63,7 @@ func (r *Result) Rewrite(args []string, origins []units.Source, root string) (ma
 		}
 		last := groups[len(groups)-1]
 		last.words = append(last.words, r.Flags[0]) // --config=PATH
+		last.flags = append(last.flags, r.Flags[0])
 		last.changed = true
 	}
 	out := map[string][]byte{}
@@ -75,7 +83,13 @@ func (r *Result) Rewrite(args []string, origins []units.Source, root string) (ma
 				return nil, err
 			}
 		}
-		next, err := setAssignment(content, g.file, g.name, g.line, g.words)
+		var next []byte
+		var err error
+		if isKubeadmFlagsEnv(g.file, g.name) {
+			next, err = r.kubeadmFlagsEnv(content, g.file, g.line, g.flags)
+		} else {
+			next, err = setAssignment(content, g.file, g.name, g.line, g.words)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -125,6 +139,86 @@ func (r *Result) kept(args []string) (map[int]bool, bool) {
 		}
 	}
 	return keep, hasConfig
+}
+
+// flagAt is the flag that starts at args[i] as --name=value: its long name,
+// its value (the next word when it takes one, "true" for a bare boolean).
+// ok is false for the value word of the flag before it.
+func (r *Result) flagAt(args []string, i int) (string, bool) {
+	v := r.version
+	a := args[i]
+	if i > 0 && r.takesNext(args, i-1) {
+		return "", false
+	}
+	if !strings.HasPrefix(a, "-") {
+		return a, true // a stray word, kept as it is
+	}
+	name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	f, ok := v.Flag(strings.ReplaceAll(name, "_", "-"))
+	if !ok && !strings.HasPrefix(a, "--") {
+		for _, cand := range v.Flags() {
+			if cand.Shorthand == name {
+				f, ok = cand, true
+			}
+		}
+	}
+	if ok {
+		name = f.Name
+	}
+	switch {
+	case hasValue:
+	case r.takesNext(args, i):
+		value = args[i+1]
+	default:
+		value = "true"
+	}
+	return "--" + name + "=" + value, true
+}
+
+// takesNext tells whether the flag at args[i] takes args[i+1] as its value,
+// as kept reads the command line.
+func (r *Result) takesNext(args []string, i int) bool {
+	a := args[i]
+	if !strings.HasPrefix(a, "-") || strings.Contains(a, "=") || i+1 >= len(args) || strings.HasPrefix(args[i+1], "-") {
+		return false
+	}
+	name := strings.ReplaceAll(strings.TrimLeft(a, "-"), "_", "-")
+	f, ok := r.version.Flag(name)
+	if !ok && !strings.HasPrefix(a, "--") {
+		for _, cand := range r.version.Flags() {
+			if cand.Shorthand == name {
+				f, ok = cand, true
+			}
+		}
+	}
+	if ok {
+		return f.Type != "bool" && f.NoOptDefVal == ""
+	}
+	return !flags.BoolSomewhere(name)
+}
+
+// isKubeadmFlagsEnv tells kubeadm's kubeadm-flags.env, which kubeadm itself
+// reads back on upgrade.
+func isKubeadmFlagsEnv(file, name string) bool {
+	return path.Base(file) == "kubeadm-flags.env" && name == kubeadm.EnvVar
+}
+
+// kubeadmFlagsEnv is the new kubeadm-flags.env: the one assignment kubeadm's
+// parser reads (the whole file is that assignment, every flag --name=value).
+// A file that holds anything else is refused, naming the line; an assignment
+// left without flags keeps --config, as kubeadm 1.32–1.34 and 1.35.0 fail on
+// an empty value.
+func (r *Result) kubeadmFlagsEnv(content []byte, file string, line int, flags []string) ([]byte, error) {
+	for i, l := range strings.Split(string(content), "\n") {
+		if t := strings.TrimSpace(l); t != "" && i+1 != line {
+			return nil, fmt.Errorf("%s:%d: kubeadm reads this file as the single assignment of %s, and this line is something else: move it (to /etc/default/kubelet, for a variable the unit uses) before migrating", file, i+1, kubeadm.EnvVar)
+		}
+	}
+	if len(flags) == 0 {
+		flags = []string{r.Flags[0]}
+		r.Warnings = append(r.Warnings, warning.At(warning.Other, file, line, "kept %s in %s, the same as the unit's: kubeadm 1.32–1.34 and 1.35.0 fail on an empty %s", r.Flags[0], kubeadm.EnvVar, kubeadm.EnvVar))
+	}
+	return kubeadm.FormatFlagsEnv(flags)
 }
 
 // setAssignment replaces the assignment of name on line (1-based) with the
