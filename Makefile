@@ -4,7 +4,7 @@ BIN     := bin/kubeletcfg
 SAMPLE  := testdata/nodes/kubeadm-1.31
 LEGACY_NODE := testdata/nodes/legacy-1.31
 
-.PHONY: image all build test vet demo schema startup-words fuzz fuzz-ci bench bench-kubelet-code bench-fleet bench-rollout clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-sanity ansible-demo ansible-bench
+.PHONY: image all build test vet demo schema startup-words kubeadm-reference fuzz fuzz-ci bench bench-kubelet-code bench-fleet bench-rollout clean e2e e2e-parts e2e-builds e2e-env kubelet apiserver controller-manager etcd kubeadm containerd ansible-core ansible-test ansible-sanity ansible-demo ansible-bench
 
 all: build
 
@@ -104,6 +104,13 @@ schema: legacy-flags startup-words
 # refusals, package startup), read from each release's source.
 startup-words:
 	$(GO) run ./hack/startupsrc -out schema/data/startup.json
+
+# What kubeadm's own code writes for testdata/kubeadm/corpus and reads of
+# testdata/kubeadm/envfiles, for the kubeadm model's tests: a harness per
+# release (hack/kubeadmref, never linked into kubeletcfg; ~5 min each cold).
+KUBEADM_REFERENCE_RELEASES ?= v1.37.2 v1.34.4
+kubeadm-reference:
+	hack/kubeadmref/generate.sh $(KUBEADM_REFERENCE_RELEASES)
 
 # Every fuzzer for FUZZTIME; CI runs them briefly (fuzz-ci) after make test.
 FUZZTIME ?= 30s

@@ -363,3 +363,121 @@ func TestFromManifest(t *testing.T) {
 		t.Error("a ConfigMap without the key")
 	}
 }
+
+func TestOriginsOfDefaultsAndInstanceConfig(t *testing.T) {
+	res, err := renderCase(t, filepath.Join(corpusDir, "cm-sparse"), release(t, "1.37"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for field, want := range map[string]string{
+		"clusterDNS":                       "kubeadm default from the ClusterConfiguration (cluster.yaml:4): the tenth address of serviceSubnet 10.100.0.0/16 (ClusterConfiguration networking.serviceSubnet)",
+		"clusterDomain":                    "kubeadm default from the ClusterConfiguration (cluster.yaml:5): ClusterConfiguration networking.dnsDomain",
+		"authentication.x509.clientCAFile": "kubeadm default from the ClusterConfiguration (cluster.yaml:6): ca.crt in ClusterConfiguration certificatesDir",
+		"maxPods":                          "ConfigMap configmap.yaml:3",
+		"syncFrequency":                    "ConfigMap configmap.yaml:4",
+		"evictionHard.memory.available":    "ConfigMap configmap.yaml:6",
+		"rotateCertificates":               "kubeadm default: kubeadm forces it (the field is not a pointer, so kubeadm cannot tell false from unset)",
+	} {
+		if got := res.Origins[field].String(); got != want {
+			t.Errorf("%s: %q, want %q", field, got, want)
+		}
+	}
+	if res.Config["clusterDNS"].([]any)[0] != "10.100.0.10" || res.Config["syncFrequency"] != "1m0s" {
+		t.Errorf("clusterDNS %v, syncFrequency %v", res.Config["clusterDNS"], res.Config["syncFrequency"])
+	}
+
+	res, err = renderCase(t, filepath.Join(corpusDir, "instance-extra"), release(t, "1.37"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Origins["maxPods"].String(); got != "/var/lib/kubelet/instance-config.yaml:2" {
+		t.Errorf("maxPods from %q: instance-config.yaml comes last", got)
+	}
+	if got := res.Removed["evictionHard.memory.available"].String(); got != "/var/lib/kubelet/instance-config.yaml:4" {
+		t.Errorf("evictionHard.memory.available removed by %q", got)
+	}
+	found := false
+	for _, w := range res.Warnings {
+		found = found || (w.Line == 2 && strings.Contains(w.Message, "kubeadm writes only containerRuntimeEndpoint"))
+	}
+	if !found {
+		t.Errorf("no warning for maxPods in instance-config.yaml: %v", res.Warnings)
+	}
+
+	// Missing, on 1.34: created from kubeadm-flags.env, which kubeadm rewrites.
+	res, err = renderCase(t, filepath.Join(corpusDir, "instance-missing"), release(t, "1.34"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InstanceConfig == nil || res.InstanceConfig.Created != "containerRuntimeEndpoint: \"unix:///run/crio/crio.sock\"\n" ||
+		len(res.FlagsEnv) != 1 || res.FlagsEnv[0].After != "KUBELET_KUBEADM_ARGS=\"--node-ip=10.0.0.21 --pod-infra-container-image=registry.k8s.io/pause:3.10\"\n" {
+		t.Errorf("1.34 without instance-config.yaml: %+v %+v", res.InstanceConfig, res.FlagsEnv)
+	}
+	// On 1.35 the post-upgrade phase also drops --pod-infra-container-image.
+	res, err = renderCase(t, filepath.Join(corpusDir, "cm-only"), release(t, "1.35"))
+	if err != nil || len(res.Failures) == 0 || !strings.Contains(res.Failures[0], "kubeadm-flags.env") {
+		t.Errorf("1.35 without kubeadm-flags.env: %v %v", res.Failures, err)
+	}
+}
+
+// Hostile patch directories: a FIFO named as a patch, too many entries.
+func TestPatchesHostile(t *testing.T) {
+	root := t.TempDir()
+	pd := filepath.Join(root, "p")
+	if err := os.MkdirAll(pd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscallMkfifo(filepath.Join(pd, "kubeletconfiguration.yaml")); err != nil {
+		t.Skip(err)
+	}
+	r, _ := nodefile.OpenRoot(root)
+	defer r.Close()
+	if _, err := ReadPatches(r, "/p", release(t, "1.37")); err == nil || !strings.Contains(err.Error(), "FIFO") {
+		t.Errorf("FIFO: %v", err)
+	}
+	os.Remove(filepath.Join(pd, "kubeletconfiguration.yaml"))
+	for i := 0; i <= maxPatchFiles; i++ {
+		if err := os.WriteFile(filepath.Join(pd, "x"+strings.Repeat("0", 4)+string(rune('a'+i%26))+itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ReadPatches(r, "/p", release(t, "1.37")); err == nil || !strings.Contains(err.Error(), "kubeletcfg's limit") {
+		t.Errorf("%d files: %v", maxPatchFiles+1, err)
+	}
+}
+
+func TestDrift(t *testing.T) {
+	res, err := renderCase(t, filepath.Join(corpusDir, "patches-order"), release(t, "1.37"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, err := res.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := schemaVersion("1.37")
+	d, err := CompareDrift(written, "config.yaml", res, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Reverts)+len(d.Brings)+len(d.Unknown) != 0 {
+		t.Fatalf("kubeadm's own file drifts from itself: %+v", d)
+	}
+	// Someone edited config.yaml: maxPods changed, clusterDomain removed,
+	// syncFrequency written another way (no change), a typo removed.
+	edited := strings.NewReplacer("maxPods: 140", "maxPods: 200", "clusterDomain: cluster.local\n", "", "syncFrequency: 0s", "syncFrequency: 0m", "maxPodz: 7\n", "").Replace(string(written))
+	d, err = CompareDrift([]byte(edited), "config.yaml", res, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Reverts) != 1 || d.Reverts[0].Field != "maxPods" || d.Reverts[0].NowLine == 0 ||
+		d.Reverts[0].Origin.String() != "patch /etc/kubernetes/patches/kubeletconfiguration1+json.yaml:1" {
+		t.Errorf("reverts: %+v", d.Reverts)
+	}
+	if len(d.Brings) != 1 || d.Brings[0].Field != "clusterDomain" || d.Brings[0].Next != "cluster.local" {
+		t.Errorf("brings: %+v", d.Brings)
+	}
+	if len(d.Unknown) != 1 || d.Unknown[0] != "maxPodz" {
+		t.Errorf("unknown: %v", d.Unknown)
+	}
+}
