@@ -436,6 +436,8 @@ func TestPatchesHostile(t *testing.T) {
 		t.Errorf("FIFO: %v", err)
 	}
 	os.Remove(filepath.Join(pd, "kubeletconfiguration.yaml"))
+	defer func(n int) { maxPatchFiles = n }(maxPatchFiles)
+	maxPatchFiles = 50
 	for i := 0; i <= maxPatchFiles; i++ {
 		if err := os.WriteFile(filepath.Join(pd, "x"+strings.Repeat("0", 4)+string(rune('a'+i%26))+itoa(i)), nil, 0o644); err != nil {
 			t.Fatal(err)

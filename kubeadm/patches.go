@@ -34,7 +34,7 @@ const DefaultPatchesDir = "/etc/kubernetes/patches"
 var PatchFileKind = nodefile.Kind{What: "kubeadm patch file", Limit: 4 << 20}
 
 // Walk limits: a patches directory is a handful of files.
-const (
+var (
 	maxPatchFiles = 4096
 	maxPatchDepth = 32
 )
