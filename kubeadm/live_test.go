@@ -59,13 +59,13 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func node(name, version string) corev1.Node {
+func nodeAt(name, version string) corev1.Node {
 	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: version}}}
 }
 
 func TestConfigMapIntent(t *testing.T) {
 	api := &fakeAPI{rv: 7, value: "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 110\n",
-		nodes: []corev1.Node{node("cp", "v1.37.2"), node("w1", "v1.35.4"), node("w2", "v1.37.1")}}
+		nodes: []corev1.Node{nodeAt("cp", "v1.37.2"), nodeAt("w1", "v1.35.4"), nodeAt("w2", "v1.37.1")}}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	c, err := CoreClient(&rest.Config{Host: srv.URL})

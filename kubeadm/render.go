@@ -595,7 +595,7 @@ func missingInstance(in Input, r *Release, dir string, res *Result) (string, str
 		res.Conditions = append(res.Conditions, Condition{When: "another known CRI socket (" + strings.Join(KnownCRISockets[1:], ", ") +
 			") is the only one answering when kubeadm runs", Field: "containerRuntimeEndpoint", Value: "that socket",
 			Origin: Origin{Kind: "instance-config", File: path.Join(dir, InstanceConfigName) + " (created by kubeadm)"}})
-		return DefaultCRISocket, "kubeadm detects the CRI socket; none known to answer here, so its default " + DefaultCRISocket, nil
+		return DefaultCRISocket, "the CRI socket kubeadm detects when it runs: its default " + DefaultCRISocket + " when none or several answer", nil
 	case MissingFromEnv, MissingFromEnvMove:
 		data, err := in.Root.ReadFile(envPath, nodefile.EnvFile)
 		if err != nil {

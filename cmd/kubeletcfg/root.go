@@ -121,6 +121,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error
 		newMigrateCmd(s),
 		newDiffCmd(s),
 		newFleetCmd(s),
+		newKubeadmCmd(s),
 		newApplyCmd(s),
 		newRolloutCmd(s),
 		newRollbackCmd(s),

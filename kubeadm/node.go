@@ -1,0 +1,133 @@
+package kubeadm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
+)
+
+// NodeOptions say where kubeadm's inputs are, for one node.
+type NodeOptions struct {
+	// Root is the node: "" for the running one, else an offline image
+	// (systemd-resolved and the CRI socket are then conditions).
+	Root string
+	// ConfigMapFile holds the kubelet-config ConfigMap's kubelet value (or
+	// the ConfigMap itself, as kubectl prints it); ClusterConfigFile the
+	// kubeadm-config ConfigMap's ClusterConfiguration (or that ConfigMap).
+	ConfigMapFile, ClusterConfigFile string
+	// Kubeconfig and Context: read both ConfigMaps through the API server
+	// instead ("" Kubeconfig: $KUBECONFIG or ~/.kube/config).
+	Kubeconfig, Context string
+	FromCluster         bool
+	PatchesDir          string
+	Release             *Release
+}
+
+// Inputs are kubeadm's inputs as read, with the ConfigMap's resourceVersion
+// when it came from the API server.
+type Inputs struct {
+	ConfigMap       Text
+	Cluster         *Cluster
+	ResourceVersion string
+	Notes           []string
+}
+
+// ReadInputs reads the ConfigMaps from files or through the API server.
+func ReadInputs(ctx context.Context, o NodeOptions) (*Inputs, error) {
+	in := &Inputs{}
+	switch {
+	case o.ConfigMapFile != "" && o.FromCluster:
+		return nil, errors.New("--configmap and --kubeconfig exclude each other: the ConfigMaps come from files or from the API server")
+	case o.ConfigMapFile != "":
+		data, err := nodefile.ReadFile(o.ConfigMapFile, nodefile.Config)
+		if err != nil {
+			return nil, err
+		}
+		if in.ConfigMap, err = FromManifest(data, o.ConfigMapFile, ConfigMapKey); err != nil {
+			return nil, err
+		}
+		if o.ClusterConfigFile != "" {
+			data, err := nodefile.ReadFile(o.ClusterConfigFile, nodefile.Config)
+			if err != nil {
+				return nil, err
+			}
+			t, err := FromManifest(data, o.ClusterConfigFile, ClusterConfigKey)
+			if err != nil {
+				return nil, err
+			}
+			if in.Cluster, err = ParseCluster(t, o.Release); err != nil {
+				return nil, err
+			}
+		}
+	case o.FromCluster:
+		if o.ClusterConfigFile != "" {
+			return nil, errors.New("--cluster-configuration goes with --configmap: with --kubeconfig both ConfigMaps are read from the API server")
+		}
+		cfg, err := node.RESTConfig(o.Kubeconfig, o.Context)
+		if err != nil {
+			return nil, err
+		}
+		c, err := CoreClient(cfg)
+		if err != nil {
+			return nil, err
+		}
+		live, err := ReadLive(ctx, c, o.Release)
+		if err != nil {
+			return nil, err
+		}
+		in.ConfigMap, in.Cluster, in.ResourceVersion = live.ConfigMap, live.Cluster, live.ResourceVersion
+	default:
+		return nil, errors.New("kubeadm's ConfigMap is needed: give --configmap FILE (its kubelet value, or the ConfigMap) or --kubeconfig to read it from the API server")
+	}
+	return in, nil
+}
+
+// RenderNode is Render for a node: its patches directory, its
+// instance-config.yaml and kubeadm-flags.env, and (on the running node) the
+// facts kubeadm asks the host.
+func RenderNode(ctx context.Context, o NodeOptions) (*Result, *Inputs, error) {
+	if o.Release == nil {
+		return nil, nil, errors.New("no kubeadm version")
+	}
+	in, err := ReadInputs(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := nodefile.OpenRoot(o.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer root.Close()
+	input := Input{Release: o.Release, ConfigMap: in.ConfigMap, Cluster: in.Cluster, Root: root, PatchesDir: o.PatchesDir}
+	if o.PatchesDir != "" && o.Root == "" && !filepath.IsAbs(o.PatchesDir) {
+		abs, err := filepath.Abs(o.PatchesDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		input.PatchesDir = abs
+	}
+	var notes []string
+	if o.Root == "" {
+		input.Resolved = ResolvedActive(ctx)
+		if o.Release.Missing == MissingDetect {
+			sock, found := DetectCRISocket(ctx)
+			input.CRISocket = sock
+			if len(found) > 1 {
+				notes = append(notes, fmt.Sprintf("several CRI sockets answer (%s): kubeadm %s falls back to %s", strings.Join(found, ", "), o.Release.Minor, sock))
+			}
+		}
+	} else if ResolvedInImage(root) {
+		notes = append(notes, "systemd-resolved is enabled in the image: if it is active when kubeadm runs, see the conditions")
+	}
+	res, err := Render(input)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Notes = append(append(in.Notes, notes...), res.Notes...)
+	return res, in, nil
+}
