@@ -85,7 +85,7 @@ func CompareDrift(data []byte, file string, next *Result, v *schema.Version) (*D
 			c.Origin = next.Removed[p]
 		}
 		if c.Origin.Kind == "" {
-			c.Origin = Origin{Kind: "kubeadm", Detail: "the kubelet's default for what kubeadm leaves unset"}
+			c.Origin = Origin{Kind: "kubelet-default"}
 		}
 		if pos, ok := lookupKey(now.Keys, p); ok {
 			c.NowLine = pos

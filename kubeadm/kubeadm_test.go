@@ -483,3 +483,29 @@ func TestDrift(t *testing.T) {
 		t.Errorf("unknown: %v", d.Unknown)
 	}
 }
+
+// Files an apply is about to write are read as if they were there: a patch
+// in a directory that does not exist yet, an instance-config.yaml replaced.
+func TestOverlay(t *testing.T) {
+	root := t.TempDir()
+	r, _ := nodefile.OpenRoot(root)
+	defer r.Close()
+	cm, _ := os.ReadFile(filepath.Join(corpusDir, "cm-only", "configmap.yaml"))
+	res, err := Render(Input{Release: release(t, "1.37"), ConfigMap: Text{Data: cm, File: "cm"}, Root: r, Resolved: No,
+		PatchesDir: "/etc/kubernetes/patches", CRISocket: DefaultCRISocket, Overlay: map[string][]byte{
+			"/etc/kubernetes/patches/kubeletconfiguration+merge.yaml": []byte("maxPods: 42\n"),
+			"/var/lib/kubelet/instance-config.yaml":                   []byte("containerRuntimeEndpoint: unix:///run/x.sock\n"),
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Config["maxPods"] != float64(42) || res.Config["containerRuntimeEndpoint"] != "unix:///run/x.sock" {
+		t.Errorf("maxPods %v, containerRuntimeEndpoint %v", res.Config["maxPods"], res.Config["containerRuntimeEndpoint"])
+	}
+	if got := res.Origins["maxPods"].String(); got != "patch /etc/kubernetes/patches/kubeletconfiguration+merge.yaml:1" {
+		t.Errorf("maxPods from %s", got)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Errorf("the overlay wrote to the node: %v", entries)
+	}
+}

@@ -87,47 +87,102 @@ func ReadInputs(ctx context.Context, o NodeOptions) (*Inputs, error) {
 	return in, nil
 }
 
+// NodeRenderer is a node's kubeadm inputs, read once, rendered as often as
+// needed (with files laid over: what an apply is about to write).
+type NodeRenderer struct {
+	Options NodeOptions
+	// Inputs are nil without a ConfigMap (offline): Render then fails.
+	Inputs *Inputs
+	input  Input
+	root   *nodefile.Root
+	notes  []string
+}
+
+// OpenNode reads the ConfigMaps (when o says where from) and the facts of
+// the running node (when o.Root is ""); Close releases the node's root.
+func OpenNode(ctx context.Context, o NodeOptions) (*NodeRenderer, error) {
+	if o.Release == nil {
+		return nil, errors.New("no kubeadm version")
+	}
+	n := &NodeRenderer{Options: o}
+	if o.ConfigMapFile != "" || o.FromCluster {
+		in, err := ReadInputs(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		n.Inputs = in
+	}
+	root, err := nodefile.OpenRoot(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	n.root = root
+	n.input = Input{Release: o.Release, Root: root, PatchesDir: o.PatchesDir}
+	if n.Inputs != nil {
+		n.input.ConfigMap, n.input.Cluster = n.Inputs.ConfigMap, n.Inputs.Cluster
+	}
+	if o.PatchesDir != "" && o.Root == "" && !filepath.IsAbs(o.PatchesDir) {
+		abs, err := filepath.Abs(o.PatchesDir)
+		if err != nil {
+			root.Close()
+			return nil, err
+		}
+		n.input.PatchesDir = abs
+	}
+	if o.Root == "" {
+		n.input.Resolved = ResolvedActive(ctx)
+		if o.Release.Missing == MissingDetect {
+			sock, found := DetectCRISocket(ctx)
+			n.input.CRISocket = sock
+			if len(found) > 1 {
+				n.notes = append(n.notes, fmt.Sprintf("several CRI sockets answer (%s): kubeadm %s falls back to %s", strings.Join(found, ", "), o.Release.Minor, sock))
+			}
+		}
+	} else if ResolvedInImage(root) {
+		n.notes = append(n.notes, "systemd-resolved is enabled in the image: if it is active when kubeadm runs, see the conditions")
+	}
+	return n, nil
+}
+
+// Close releases the node's root.
+func (n *NodeRenderer) Close() error { return n.root.Close() }
+
+// Online tells whether the ConfigMap is known.
+func (n *NodeRenderer) Online() bool { return n != nil && n.Inputs != nil }
+
+// Render renders the node with files laid over (node path → content; nil
+// removes), and patchesDir as kubeadm upgrade's --patches ("" keeps the
+// node's).
+func (n *NodeRenderer) Render(overlay map[string][]byte, patchesDir string) (*Result, error) {
+	if !n.Online() {
+		return nil, errors.New("kubeadm's ConfigMap is not known: give --kubeconfig or the ConfigMap's file")
+	}
+	in := n.input
+	in.Overlay = overlay
+	if patchesDir != "" {
+		in.PatchesDir = patchesDir
+	}
+	res, err := Render(in)
+	if err != nil {
+		return nil, err
+	}
+	res.Notes = append(append(append([]string(nil), n.Inputs.Notes...), n.notes...), res.Notes...)
+	return res, nil
+}
+
 // RenderNode is Render for a node: its patches directory, its
 // instance-config.yaml and kubeadm-flags.env, and (on the running node) the
 // facts kubeadm asks the host.
 func RenderNode(ctx context.Context, o NodeOptions) (*Result, *Inputs, error) {
-	if o.Release == nil {
-		return nil, nil, errors.New("no kubeadm version")
+	if o.ConfigMapFile == "" && !o.FromCluster {
+		_, err := ReadInputs(ctx, o)
+		return nil, nil, err
 	}
-	in, err := ReadInputs(ctx, o)
+	n, err := OpenNode(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	root, err := nodefile.OpenRoot(o.Root)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer root.Close()
-	input := Input{Release: o.Release, ConfigMap: in.ConfigMap, Cluster: in.Cluster, Root: root, PatchesDir: o.PatchesDir}
-	if o.PatchesDir != "" && o.Root == "" && !filepath.IsAbs(o.PatchesDir) {
-		abs, err := filepath.Abs(o.PatchesDir)
-		if err != nil {
-			return nil, nil, err
-		}
-		input.PatchesDir = abs
-	}
-	var notes []string
-	if o.Root == "" {
-		input.Resolved = ResolvedActive(ctx)
-		if o.Release.Missing == MissingDetect {
-			sock, found := DetectCRISocket(ctx)
-			input.CRISocket = sock
-			if len(found) > 1 {
-				notes = append(notes, fmt.Sprintf("several CRI sockets answer (%s): kubeadm %s falls back to %s", strings.Join(found, ", "), o.Release.Minor, sock))
-			}
-		}
-	} else if ResolvedInImage(root) {
-		notes = append(notes, "systemd-resolved is enabled in the image: if it is active when kubeadm runs, see the conditions")
-	}
-	res, err := Render(input)
-	if err != nil {
-		return nil, nil, err
-	}
-	res.Notes = append(append(in.Notes, notes...), res.Notes...)
-	return res, in, nil
+	defer n.Close()
+	res, err := n.Render(nil, "")
+	return res, n.Inputs, err
 }

@@ -121,10 +121,17 @@ func quoteAll(s []string) []string {
 // unknown type, a document that is not YAML, or a file that cannot be read
 // makes kubeadm fail, and so is an error here; ignored files are warnings.
 func ReadPatches(root *nodefile.Root, dir string, r *Release) (*Patches, error) {
+	return readPatches(newNodeFS(root, nil), dir, r)
+}
+
+func readPatches(root *nodeFS, dir string, r *Release) (*Patches, error) {
 	dir = path.Clean("/" + dir)
-	parent, err := root.Resolve(path.Dir(dir))
+	parent, err := root.root.Resolve(path.Dir(dir))
 	if err != nil {
-		return nil, fmt.Errorf("patches directory %s: %w", dir, err)
+		if !errors.Is(err, fs.ErrNotExist) || !root.laidUnder(dir) {
+			return nil, fmt.Errorf("patches directory %s: %w", dir, err)
+		}
+		parent = path.Dir(dir) // created by the apply that lays the files over
 	}
 	top := path.Join(parent, path.Base(dir))
 	fi, err := root.Lstat(top)

@@ -75,6 +75,9 @@ type Input struct {
 	// instance-config.yaml: "" when not known (its default is rendered, the
 	// detection listed as a condition).
 	CRISocket string
+	// Overlay are files read as if they were on the node (node path →
+	// content; nil: removed): what an apply is about to write.
+	Overlay map[string][]byte
 }
 
 // Origin is where a value of the written file comes from.
@@ -82,7 +85,8 @@ type Origin struct {
 	// Kind: "configmap", "cluster" (kubeadm's defaulting, from the
 	// ClusterConfiguration), "kubeadm" (kubeadm's defaulting, a constant),
 	// "mutation" (systemd-resolved), "patch", "instance-config", "encoding"
-	// (a zero value kubeadm's serializer writes for a field nothing set).
+	// (a zero value kubeadm's serializer writes for a field nothing set);
+	// in a drift, "kubelet-default" (a value kubeadm leaves to the kubelet).
 	Kind   string `json:"kind"`
 	File   string `json:"file,omitempty"`
 	Line   int    `json:"line,omitempty"`
@@ -113,6 +117,8 @@ func (o Origin) String() string {
 		s = "kubeadm (systemd-resolved is active)"
 	case "encoding":
 		s = "kubeadm's encoding (zero value)"
+	case "kubelet-default":
+		s = "the kubelet's default (kubeadm leaves it unset)"
 	default:
 		s = o.Kind + " " + where
 	}
@@ -289,12 +295,17 @@ func render(in Input, resolved bool) (*Result, error) {
 		res.Warnings = append(res.Warnings, recommendation(*resolvRec, cm, cluster))
 	}
 
+	var nfs *nodeFS
+	if in.Root != nil {
+		nfs = newNodeFS(in.Root, in.Overlay)
+	}
+
 	// 4. The --patches directory.
 	if in.PatchesDir != "" {
-		if in.Root == nil {
+		if nfs == nil {
 			return nil, errors.New("a patches directory needs the node (its root)")
 		}
-		ps, err := ReadPatches(in.Root, in.PatchesDir, r)
+		ps, err := readPatches(nfs, in.PatchesDir, r)
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +318,7 @@ func render(in Input, resolved bool) (*Result, error) {
 	}
 
 	// 5. instance-config.yaml.
-	inst, err := instanceConfig(in, r, cluster, res)
+	inst, err := instanceConfig(in, nfs, r, cluster, res)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +327,7 @@ func render(in Input, resolved bool) (*Result, error) {
 			return nil, err
 		}
 	}
-	postUpgrade(in, r, res)
+	postUpgrade(in, nfs, r, res)
 
 	res.Config = st.state
 	res.Origins = map[string]Origin{}
@@ -499,7 +510,7 @@ func recommendation(rc recommended, cm *fromConfigMap, c *Cluster) warning.Warni
 }
 
 // instanceConfig is step 5's patch, nil when kubeadm does not apply one.
-func instanceConfig(in Input, r *Release, c *Cluster, res *Result) (*Patch, error) {
+func instanceConfig(in Input, nfs *nodeFS, r *Release, c *Cluster, res *Result) (*Patch, error) {
 	dir := in.KubeletDir
 	if dir == "" {
 		dir = KubeletDir
@@ -516,8 +527,8 @@ func instanceConfig(in Input, r *Release, c *Cluster, res *Result) (*Patch, erro
 			why += ")"
 		}
 		res.Notes = append(res.Notes, why)
-		if in.Root != nil {
-			if _, _, err := in.Root.Stat(file); err == nil {
+		if nfs != nil {
+			if nfs.Exists(file) {
 				res.Warnings = append(res.Warnings, warning.At(warning.NoEffect, file, 0, "%s: the file is there but not read", why))
 			}
 		}
@@ -525,11 +536,11 @@ func instanceConfig(in Input, r *Release, c *Cluster, res *Result) (*Patch, erro
 	}
 	res.InstanceConfig = ic
 	ic.Applied = true
-	if in.Root == nil {
+	if nfs == nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s is applied last by kubeadm %s; without the node it is left out", file, r.Minor))
 		return nil, nil
 	}
-	data, err := in.Root.ReadFile(file, nodefile.Config)
+	data, err := nfs.ReadFile(file, nodefile.Config)
 	switch {
 	case err == nil:
 		ic.How = "present"
@@ -547,7 +558,7 @@ func instanceConfig(in Input, r *Release, c *Cluster, res *Result) (*Patch, erro
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: kubeadm %s fails reading it: %w", file, r.Minor, err)
 	}
-	cre, how, err := missingInstance(in, r, dir, res)
+	cre, how, err := missingInstance(in, nfs, r, dir, res)
 	if err != nil {
 		return nil, err
 	}
@@ -585,7 +596,7 @@ func instancePatch(data []byte, file string, r *Release) (*Patch, error) {
 }
 
 // missingInstance is what kubeadm puts in a missing instance-config.yaml.
-func missingInstance(in Input, r *Release, dir string, res *Result) (string, string, error) {
+func missingInstance(in Input, nfs *nodeFS, r *Release, dir string, res *Result) (string, string, error) {
 	envPath := path.Join(dir, "kubeadm-flags.env")
 	switch r.Missing {
 	case MissingDetect:
@@ -597,7 +608,7 @@ func missingInstance(in Input, r *Release, dir string, res *Result) (string, str
 			Origin: Origin{Kind: "instance-config", File: path.Join(dir, InstanceConfigName) + " (created by kubeadm)"}})
 		return DefaultCRISocket, "the CRI socket kubeadm detects when it runs: its default " + DefaultCRISocket + " when none or several answer", nil
 	case MissingFromEnv, MissingFromEnvMove:
-		data, err := in.Root.ReadFile(envPath, nodefile.EnvFile)
+		data, err := nfs.ReadFile(envPath, nodefile.EnvFile)
 		if err != nil {
 			return "", "", fmt.Errorf("%s is missing and kubeadm %s fails reading %s to create it: %w", InstanceConfigName, r.Minor, envPath, err)
 		}
@@ -648,8 +659,8 @@ func kubeadmEnvFile(args []Arg) string {
 
 // postUpgrade is the post-upgrade phase's use of kubeadm-flags.env (1.35:
 // flags it removes; the file is backed up first, so it must exist).
-func postUpgrade(in Input, r *Release, res *Result) {
-	if r.PostUpgradeUnwanted == nil || in.Root == nil {
+func postUpgrade(in Input, nfs *nodeFS, r *Release, res *Result) {
+	if r.PostUpgradeUnwanted == nil || nfs == nil {
 		return
 	}
 	dir := in.KubeletDir
@@ -660,7 +671,7 @@ func postUpgrade(in Input, r *Release, res *Result) {
 	if len(res.FlagsEnv) > 0 {
 		return // rewritten by the kubelet-config phase: kubeadm's own form
 	}
-	data, err := in.Root.ReadFile(envPath, nodefile.EnvFile)
+	data, err := nfs.ReadFile(envPath, nodefile.EnvFile)
 	if err != nil {
 		res.Failures = append(res.Failures, fmt.Sprintf("post-upgrade: kubeadm %s backs %s up first and fails: %v", r.Minor, envPath, err))
 		return
