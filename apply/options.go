@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/diff"
+	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/preflight"
@@ -44,6 +45,9 @@ type Options struct {
 	Dropin string
 	// MoreDropins are further drop-ins (Path: the file name) written with it.
 	MoreDropins []FileWrite
+	// DropinConfig, with Dropin, is the --config file's new content, written
+	// with the drop-in (kubeadm's own file under kubeletcfg's drop-in).
+	DropinConfig []byte
 	// RemoveDropins are drop-ins of the --config-dir (file names) the change
 	// removes: alone, or with Dropin. One that is not there is no change.
 	RemoveDropins []string
@@ -127,6 +131,10 @@ type Options struct {
 	// preflightHost is the host preflight checks (default: the live
 	// host, or the image at the setup's root).
 	preflightHost preflight.Host
+	// Kubeadm, on a node kubeadm set up, checks a change of kubeadm's
+	// config.yaml against what the next kubeadm upgrade node writes.
+	Kubeadm *KubeadmCheck
+
 	// probe reads the kubelet's health (default: its healthz).
 	probe func(ctx context.Context, cfg *v1beta1.KubeletConfiguration) (ok bool, where string)
 }
@@ -191,6 +199,9 @@ type Outcome struct {
 	// Preflight is preflight's verdict on the new configuration on this
 	// host (kubeletcfg preflight's shape).
 	Preflight *preflight.Result `json:"preflight,omitempty"`
+	// Kubeadm says what the next kubeadm upgrade node does with the change,
+	// and where it was persisted.
+	Kubeadm *kubeadm.ChangeResult `json:"kubeadm,omitempty"`
 }
 
 // Masked is a field of the new --config file whose value the kubelet does

@@ -49,6 +49,7 @@ var builtin = []struct {
 	{phase: planPhase{}},                  // effective before and after, verdict, changes
 	{phase: gatePhase{}},                  // drain and CIS gates
 	{phase: preflightPhase{}},             // will the kubelet start on this host
+	{phase: kubeadmPhase{}},               // what the next kubeadm upgrade node keeps
 	{phase: startTimePhase{}},             // the kubelet's start time (/statusz) before the change
 	{phase: backupPhase{}, safety: true, hooks: true},
 	{phase: journalPhase{}, safety: true},

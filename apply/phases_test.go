@@ -13,7 +13,7 @@ import (
 // The phases, and among them the safety phases, are all there and in
 // their order.
 func TestPhasesInOrder(t *testing.T) {
-	want := []string{"lock", "pending", "plan", "gate", "preflight", "starttime", "backup", "journal", "guard", "write", "restart", "watch", "statusz", "configz", "confirm"}
+	want := []string{"lock", "pending", "plan", "gate", "preflight", "kubeadm", "starttime", "backup", "journal", "guard", "write", "restart", "watch", "statusz", "configz", "confirm"}
 	if diff := cmp.Diff(want, Phases()); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
 	}
@@ -66,7 +66,7 @@ func TestHooksCannotSkipOrReorderPhases(t *testing.T) {
 			t.Errorf("with a hook before %q, the built-in phases (-want +got):\n%s", before, diff)
 		}
 	}
-	for _, p := range []string{"journal", "guard", "write", "watch", "lock", "pending", "plan", "gate"} {
+	for _, p := range []string{"journal", "guard", "write", "watch", "lock", "pending", "plan", "gate", "kubeadm"} {
 		if slices.Contains(HookPoints(), p) {
 			t.Errorf("a hook may go before %s", p)
 		}

@@ -199,6 +199,10 @@ func plan(o Options) (*Plan, error) {
 			return nil, err
 		}
 		next.Dropins = []effective.Overlay{{Name: o.Dropin, Content: o.NewFile, From: o.NewFileName}}
+		if o.DropinConfig != nil {
+			next.Config, next.ConfigName = o.DropinConfig, path
+			extra = append(extra, FileWrite{Path: path, Content: o.DropinConfig})
+		}
 		for _, d := range o.MoreDropins {
 			full, err := dropinTarget(o, old, d.Path)
 			if err != nil {

@@ -16,7 +16,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	t := &Tx{o: o}
 	if o.DryRun {
-		for _, p := range []Phase{planPhase{}, preflightPhase{}} {
+		for _, p := range []Phase{planPhase{}, preflightPhase{}, kubeadmPhase{}} {
 			if t.done {
 				break
 			}

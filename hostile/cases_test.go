@@ -48,10 +48,10 @@ var hostileCases = []hostileCase{
 		in: map[string]string{"c.yaml": head}, args: []string{"apply", V, "--dry-run", "--root", "@R", "--node", "n", "-f", "@I/c.yaml"}, code: 2,
 		want: []string{"kubeletcfg reads at most 64 KiB of a hostname file"}},
 	{name: "apply: image's /etc/hostname a link out of the root", sample: true, root: map[string]string{"etc/hostname": "-> @O/etc/hostname"},
-		in: map[string]string{"c.yaml": head}, args: []string{"apply", V, "--dry-run", "--root", "@R", "--node", "n", "-f", "@I/c.yaml"}, code: 1,
+		in: map[string]string{"c.yaml": head}, args: []string{"apply", V, "--dry-run", "--force-unmanaged", "--root", "@R", "--node", "n", "-f", "@I/c.yaml"}, code: 1,
 		want: []string{"the node's name is not known (no --hostname-override, no /etc/hostname in the image): taking --node n"}},
 	{name: "apply: an image without /etc/hostname takes --node", sample: true, root: map[string]string{"etc/hostname": "-> /nowhere"},
-		in: map[string]string{"c.yaml": head}, args: []string{"apply", V, "--dry-run", "--root", "@R", "--node", "n", "-f", "@I/c.yaml"}, code: 1,
+		in: map[string]string{"c.yaml": head}, args: []string{"apply", V, "--dry-run", "--force-unmanaged", "--root", "@R", "--node", "n", "-f", "@I/c.yaml"}, code: 1,
 		want: []string{"taking --node n", `cgroupDriver: "systemd" -> "cgroupfs"`}},
 	{name: "apply: image's /etc/hostname a directory", sample: true, root: map[string]string{"etc/hostname": "<dir>"},
 		in: map[string]string{"c.yaml": head}, args: []string{"apply", V, "--dry-run", "--root", "@R", "--node", "n", "-f", "@I/c.yaml"}, code: 2,
@@ -406,6 +406,34 @@ var hostileCases = []hostileCase{
 		root: map[string]string{"etc/kubernetes/credprov.d/a.yaml": "-> ../../../../../../../../../../../etc/shadow", "usr/libexec/kubernetes/p": "x"},
 		args: []string{"effective", "--kubelet-version=1.37", "--root", "@R", "--", "--image-credential-provider-config=/etc/kubernetes/credprov.d", "--image-credential-provider-bin-dir=/usr/libexec/kubernetes"}, code: 2,
 		want: []string{"leaves --root: refused"}},
+
+	// kubeadm render: the patches directory and instance-config.yaml are
+	// read inside the root; what kubeadm refuses is refused, naming the file.
+	{name: "kubeadm render: a patch that is a link out of the root", sample: true, in: map[string]string{"cm.yaml": head},
+		root: map[string]string{"etc/kubernetes/patches/kubeletconfiguration.yaml": "-> @O/config.yaml"},
+		args: []string{"kubeadm", "render", "--kubeadm-version", "1.37", "--root", "@R", "--configmap", "@I/cm.yaml", "--patches", "/etc/kubernetes/patches"}, code: 2,
+		want: []string{"/etc/kubernetes/patches/kubeletconfiguration.yaml: kubeadm 1.37 fails: could not read the file"}},
+	{name: "kubeadm render: a patch that is a FIFO", sample: true, in: map[string]string{"cm.yaml": head},
+		root: map[string]string{"etc/kubernetes/patches/kubeletconfiguration+merge.yaml": "<fifo>"},
+		args: []string{"kubeadm", "render", "--kubeadm-version", "1.37", "--root", "@R", "--configmap", "@I/cm.yaml", "--patches", "/etc/kubernetes/patches"}, code: 2,
+		want: []string{"kubeletconfiguration+merge.yaml", "a FIFO"}},
+	{name: "kubeadm render: the patches directory a link out of the root", sample: true, in: map[string]string{"cm.yaml": head},
+		root: map[string]string{"etc/kubernetes/patches": "-> @O/conf.d"},
+		args: []string{"kubeadm", "render", "--kubeadm-version", "1.37", "--root", "@R", "--configmap", "@I/cm.yaml", "--patches", "/etc/kubernetes/patches"}, code: 2,
+		want: []string{"patches directory /etc/kubernetes/patches: a symbolic link"}},
+	// Inside the root the link leads nowhere: the file is missing, as the
+	// node's own kubeadm finds it, and the file outside stays unread.
+	{name: "kubeadm render: instance-config.yaml a link out of the root", sample: true, in: map[string]string{"cm.yaml": head},
+		root: map[string]string{"var/lib/kubelet/instance-config.yaml": "-> @O/config.yaml"},
+		args: []string{"kubeadm", "render", "--kubeadm-version", "1.37", "--root", "@R", "--configmap", "@I/cm.yaml"}, code: 0,
+		want: []string{"/var/lib/kubelet/instance-config.yaml is missing: kubeadm 1.37 creates it"}},
+	{name: "kubeadm render: a 5 MiB patch", sample: true, in: map[string]string{"cm.yaml": head},
+		gen:  map[string]func() []byte{"root/etc/kubernetes/patches/kubeletconfiguration.yaml": repeat("#2345678\n", 5<<20/9)},
+		args: []string{"kubeadm", "render", "--kubeadm-version", "1.37", "--root", "@R", "--configmap", "@I/cm.yaml", "--patches", "/etc/kubernetes/patches"}, code: 2,
+		want: []string{"kubeletcfg reads at most 4 MiB of a kubeadm patch file"}},
+	{name: "kubeadm render: a ConfigMap that is not a KubeletConfiguration", sample: true, in: map[string]string{"cm.yaml": "apiVersion: v1\nkind: Secret\n"},
+		args: []string{"kubeadm", "render", "--kubeadm-version", "1.37", "--root", "@R", "--configmap", "@I/cm.yaml"}, code: 2,
+		want: []string{"@I/cm.yaml:1: kubeadm refuses it: a document needs apiVersion GROUP/VERSION and kind"}},
 }
 
 func itoa(i int) string {

@@ -52,6 +52,9 @@ type ChangeOptions struct {
 	PatchesDir           string // default DefaultPatchesDir
 	// Force applies a change the next upgrade may revert, saying so.
 	Force bool
+	// Overlay are the other files the change writes (node paths): kubeadm
+	// reads them at the next upgrade.
+	Overlay map[string][]byte
 }
 
 // ChangeResult is what kubeletcfg does about kubeadm for one change.
@@ -69,9 +72,14 @@ type ChangeResult struct {
 	Patch     []byte `json:"-"`
 	// Dropin: the drop-in written (PersistDropin), and ConfigYAML the
 	// config.yaml kubeadm writes, written with it (nil: unchanged).
-	Dropin     []byte   `json:"-"`
-	ConfigYAML []byte   `json:"-"`
-	Notes      []string `json:"notes,omitempty"`
+	Dropin     []byte `json:"-"`
+	ConfigYAML []byte `json:"-"`
+	// InstanceConfig is instance-config.yaml written where kubeadm applies
+	// one and the node has none: the new file's containerRuntimeEndpoint,
+	// kept where kubeadm keeps it.
+	InstanceConfig     []byte   `json:"-"`
+	InstanceConfigPath string   `json:"instanceConfig,omitempty"`
+	Notes              []string `json:"notes,omitempty"`
 }
 
 // CheckChange says whether the next `kubeadm upgrade node` keeps a new
@@ -91,15 +99,36 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 		return nil, fmt.Errorf("%s: %w", o.NewFile, err)
 	}
 	patchPath := path.Join(o.PatchesDir, PatchFileName)
+	over := func(extra map[string][]byte) map[string][]byte {
+		m := map[string][]byte{}
+		for k, v := range o.Overlay {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	if err := keepEndpoint(o, res, desired); err != nil {
+		return nil, err
+	}
+	if res.InstanceConfig != nil {
+		o.Overlay = over(map[string][]byte{res.InstanceConfigPath: res.InstanceConfig})
+	}
 	// base is what kubeadm writes without kubeletcfg's patch (of an earlier
 	// apply); the change is checked against what it writes with it.
 	var base []byte
 	if o.Node.Online() {
-		r0, err := o.Node.Render(map[string][]byte{patchPath: nil}, o.PatchesDir)
+		// A patches directory kubeletcfg is to create is none yet.
+		dir := o.PatchesDir
+		if !o.Node.HasDir(dir) {
+			dir = none
+		}
+		r0, err := o.Node.Render(over(map[string][]byte{patchPath: nil}), dir)
 		if err != nil {
 			return nil, err
 		}
-		r1, err := o.Node.Render(nil, o.PatchesDir)
+		r1, err := o.Node.Render(over(nil), dir)
 		if err != nil {
 			return nil, err
 		}
@@ -205,7 +234,11 @@ func persistPatch(o ChangeOptions, res *ChangeResult, base, desired []byte, patc
 		res.Notes = append(res.Notes, "the patch was computed against today's config.yaml, not checked against kubeadm's rendering")
 		return nil
 	}
-	after, err := o.Node.Render(map[string][]byte{patchPath: res.Patch}, o.PatchesDir)
+	overlay := map[string][]byte{patchPath: res.Patch}
+	for k, v := range o.Overlay {
+		overlay[k] = v
+	}
+	after, err := o.Node.Render(overlay, o.PatchesDir)
 	if err != nil {
 		return fmt.Errorf("kubeadm with the patch: %w", err)
 	}
@@ -272,4 +305,32 @@ func nullPaths(m map[string]any, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// keepEndpoint writes instance-config.yaml with the new file's
+// containerRuntimeEndpoint where kubeadm applies that file and the node has
+// none: kubeadm would otherwise create it (from kubeadm-flags.env, or its
+// detection) and override the endpoint.
+func keepEndpoint(o ChangeOptions, res *ChangeResult, desired []byte) error {
+	if o.Node == nil {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(desired, &m); err != nil {
+		return err
+	}
+	cre, _ := m["containerRuntimeEndpoint"].(string)
+	rel := o.Node.Options.Release
+	var gates map[string]bool
+	if o.Node.Inputs != nil && o.Node.Inputs.Cluster != nil {
+		gates = o.Node.Inputs.Cluster.FeatureGates
+	}
+	file := path.Join(KubeletDir, InstanceConfigName)
+	if _, laid := o.Overlay[file]; cre == "" || laid || !rel.AppliesInstanceConfig(gates) || o.Node.exists(file) {
+		return nil
+	}
+	res.InstanceConfigPath = file
+	res.InstanceConfig = []byte(fmt.Sprintf("containerRuntimeEndpoint: %q\n", cre))
+	res.Notes = append(res.Notes, fmt.Sprintf("containerRuntimeEndpoint %s kept where kubeadm %s keeps it: %s (missing: kubeadm would create it itself)", cre, rel.Minor, file))
+	return nil
 }

@@ -144,11 +144,31 @@ func OpenNode(ctx context.Context, o NodeOptions) (*NodeRenderer, error) {
 	return n, nil
 }
 
+// SetPatchesDir sets the --patches kubeadm upgrade is given (a node path).
+func (n *NodeRenderer) SetPatchesDir(dir string) {
+	n.Options.PatchesDir, n.input.PatchesDir = dir, dir
+}
+
+// HasDir tells whether node path p is a directory on the node.
+func (n *NodeRenderer) HasDir(p string) bool {
+	_, fi, err := n.root.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// exists tells whether node path p names something on the node.
+func (n *NodeRenderer) exists(p string) bool {
+	_, _, err := n.root.Stat(p)
+	return err == nil
+}
+
 // Close releases the node's root.
 func (n *NodeRenderer) Close() error { return n.root.Close() }
 
 // Online tells whether the ConfigMap is known.
 func (n *NodeRenderer) Online() bool { return n != nil && n.Inputs != nil }
+
+// none, as Render's patchesDir, renders without a patches directory.
+const none = "\x00none"
 
 // Render renders the node with files laid over (node path → content; nil
 // removes), and patchesDir as kubeadm upgrade's --patches ("" keeps the
@@ -159,7 +179,11 @@ func (n *NodeRenderer) Render(overlay map[string][]byte, patchesDir string) (*Re
 	}
 	in := n.input
 	in.Overlay = overlay
-	if patchesDir != "" {
+	switch patchesDir {
+	case "":
+	case none:
+		in.PatchesDir = ""
+	default:
 		in.PatchesDir = patchesDir
 	}
 	res, err := Render(in)

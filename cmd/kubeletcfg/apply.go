@@ -17,6 +17,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/cluster"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/internal/printer"
+	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
@@ -40,6 +41,8 @@ type applyFlags struct {
 	output  *printer.Output
 	cluster cluster.Options
 	pod     podFlags
+	// kubeadm checks a change of kubeadm's config.yaml on a kubeadm node.
+	kubeadm apply.KubeadmOptions
 }
 
 func newApplyCmd(s streams) *cobra.Command {
@@ -244,6 +247,13 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.BoolVar(&c.DeleteEmptyDirData, "delete-emptydir-data", false, "with --drain: evict pods with emptyDir volumes too (their data is lost)")
 	fl.BoolVar(&c.Force, "force", false, "with --drain: evict pods no controller recreates too")
 	fl.Int64Var(&c.GracePeriodSeconds, "grace-period", -1, "with --drain: seconds each evicted pod has to stop (-1: the pod's own terminationGracePeriodSeconds)")
+	k := &f.kubeadm
+	fl.StringVar(&k.Persist, "persist", "", "on a kubeadm node, keep a change of /var/lib/kubelet/config.yaml where the next kubeadm upgrade node keeps it too: patch (a kubeadm patch in --patches) or dropin (a --config-dir drop-in)")
+	fl.StringVar(&k.PatchesDir, "patches", kubeadm.DefaultPatchesDir, "the --patches directory kubeadm upgrade is run with (kubeadm keeps none of its own)")
+	fl.StringVar(&k.ConfigMapFile, "kubeadm-configmap", "", "kubeadm's kubelet-config ConfigMap (its kubelet value, or the ConfigMap) in a file; default: read it with --kubeconfig")
+	fl.StringVar(&k.ClusterConfigFile, "kubeadm-cluster-configuration", "", "with --kubeadm-configmap: the kubeadm-config ClusterConfiguration")
+	fl.StringVar(&k.Version, "kubeadm-version", "", "the kubeadm that runs the node's next upgrade (default: the kubelet's minor)")
+	fl.BoolVar(&k.Force, "force-unmanaged", false, "on a kubeadm node, apply a change the next kubeadm upgrade node reverts (or may, without its ConfigMap), saying so")
 }
 
 // runApplyMigration applies kubeletcfg migrate's result to the node: the
@@ -276,6 +286,18 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 
 	if f.cluster.Drain && f.cluster.Access.Kubeconfig == "" {
 		return fmt.Errorf("--drain needs --kubeconfig")
+	}
+	if o.Setup != nil {
+		k := f.kubeadm
+		k.Kubeconfig, k.Context, k.Progress = f.cluster.Access.Kubeconfig, f.cluster.Access.Context, progressTo(s)
+		check, err := apply.NewKubeadmCheck(cmd.Context(), o.Setup, k)
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			defer check.Node.Close()
+			o.Kubeadm = check
+		}
 	}
 	if f.cluster.Access.Kubeconfig != "" && !o.DryRun {
 		f.cluster.Access.Node, f.cluster.Progress = o.Node, s.ErrOut
@@ -312,6 +334,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 				fmt.Fprintf(s.Out, "masked: %s: the file sets %s, the kubelet runs %s from %s\n", m.Path, diff.Value(m.File), diff.Value(m.Runs), m.From)
 			}
 			printPreflightWarnings(s, out.Preflight)
+			printKubeadmChange(s, out.Kubeadm)
 			if out.RolledBack {
 				fmt.Fprintf(s.Out, "rolled back to %s: %s\n", out.Backup, out.Cause)
 			} else if out.Applied && err == nil {
@@ -387,4 +410,26 @@ func (f *applyFlags) checkNonNegative() error {
 		return fmt.Errorf("--keep-backups %d: must not be negative (0 keeps all)", f.opts.KeepBackups)
 	}
 	return nil
+}
+
+func progressTo(s streams) func(string, ...any) {
+	return func(format string, args ...any) { fmt.Fprintf(s.ErrOut, format+"\n", args...) }
+}
+
+// printKubeadmChange says where a change of kubeadm's config.yaml was kept.
+func printKubeadmChange(s streams, k *kubeadm.ChangeResult) {
+	if k == nil {
+		return
+	}
+	switch {
+	case k.PatchFile != "":
+		fmt.Fprintf(s.Out, "kubeadm: kept in %s (run kubeadm upgrade with --patches %s)\n", k.PatchFile, strings.TrimSuffix(k.PatchFile, "/"+kubeadm.PatchFileName))
+	case k.Persist == kubeadm.PersistDropin:
+		fmt.Fprintf(s.Out, "kubeadm: kept in the drop-in %s; config.yaml is what kubeadm writes\n", kubeadm.DropinName)
+	case len(k.Reverted) > 0:
+		fmt.Fprintf(s.Out, "kubeadm: the next kubeadm upgrade node reverts %d fields (--force-unmanaged)\n", len(k.Reverted))
+	}
+	if k.InstanceConfigPath != "" {
+		fmt.Fprintf(s.Out, "kubeadm: containerRuntimeEndpoint kept in %s\n", k.InstanceConfigPath)
+	}
 }

@@ -47,3 +47,29 @@ func TestKubeadmRender(t *testing.T) {
 		}
 	}
 }
+
+// apply on a kubeadm node: a change the next kubeadm upgrade node may
+// revert is refused, naming the fields and the choices; --persist patch
+// writes kubeletcfg's kubeadm patch with the change.
+func TestApplyOnKubeadmNode(t *testing.T) {
+	base := []string{"apply", "--dry-run", "--node", "node-1", "-f", sample + "/new-config.yaml", "--kubelet-version", "1.31", "--root", sample}
+	code, out, errOut := runCLI(t, base...)
+	if code != 2 || !strings.Contains(errOut, "kubeadm: the next kubeadm upgrade node reverts the change") ||
+		!strings.Contains(errOut, "maxPods: 150 here, 110 after the upgrade") || !strings.Contains(errOut, "--persist patch") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, append(base, "--persist", "patch")...)
+	if code != 1 || !strings.Contains(out, "etc/kubernetes/patches/"+"kubeletconfigurationzz-kubeletcfg+merge.yaml") ||
+		!strings.Contains(errOut, "run kubeadm upgrade node (and apply) with --patches /etc/kubernetes/patches") {
+		t.Fatalf("--persist patch: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, _, errOut = runCLI(t, append(base, "--persist", "elsewhere")...)
+	if code != 2 || !strings.Contains(errOut, `--persist "elsewhere"`) {
+		t.Errorf("--persist elsewhere: exit %d %s", code, errOut)
+	}
+	// A node kubeadm did not set up takes no --persist.
+	code, _, errOut = runCLI(t, "apply", "--dry-run", "--node", "n1", "-f", sample+"/new-config.yaml", "--kubelet-version", "1.31", "--persist", "patch", "--", "--config="+sample+"/var/lib/kubelet/config.yaml", "--hostname-override=n1")
+	if code != 2 || !strings.Contains(errOut, "for a node kubeadm set up") {
+		t.Errorf("not kubeadm: exit %d %s", code, errOut)
+	}
+}

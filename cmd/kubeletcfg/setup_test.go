@@ -15,7 +15,9 @@ func TestCommandsReadTheSetupAlike(t *testing.T) {
 		"migrate":   {"migrate"},
 		"audit":     {"audit"},
 		"preflight": {"diff", "--to-version", "1.31"},
-		"apply":     {"apply", "--dry-run", "--node", "node-1", "-f", sample + "/new-config.yaml"},
+		// The sample is a kubeadm node without its ConfigMap: the change may
+		// be reverted, which --force-unmanaged accepts.
+		"apply": {"apply", "--dry-run", "--force-unmanaged", "--node", "node-1", "-f", sample + "/new-config.yaml"},
 	}
 	const unit = "note: the kubelet's command line from /usr/lib/systemd/system/kubelet.service, /etc/systemd/system/kubelet.service.d/10-kubeadm.conf, /var/lib/kubelet/kubeadm-flags.env, /etc/default/kubelet\n"
 	for name, cmd := range commands {
