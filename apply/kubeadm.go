@@ -226,3 +226,35 @@ func NewKubeadmCheck(ctx context.Context, setup *hostnode.Setup, o KubeadmOption
 	}
 	return &KubeadmCheck{Node: nr, Persist: persist, PatchesDir: dir, Force: o.Force}, nil
 }
+
+// FromKubeadm is the config.yaml kubeadm would write on this node from its
+// ConfigMap (the cluster's intent rolled out to the node): the kubeadm check,
+// the file, and its name for messages.
+func FromKubeadm(ctx context.Context, setup *hostnode.Setup, o KubeadmOptions) (*KubeadmCheck, []byte, string, error) {
+	if o.ConfigMapFile == "" && o.Kubeconfig == "" {
+		return nil, nil, "", errors.New("--from-kubeadm needs kubeadm's ConfigMap: --kubeconfig, or --kubeadm-configmap FILE")
+	}
+	check, err := NewKubeadmCheck(ctx, setup, o)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if check == nil {
+		return nil, nil, "", errors.New("--from-kubeadm: kubeadm did not set this node up (none of its files)")
+	}
+	res, err := check.Node.Render(nil, "")
+	if err != nil {
+		check.Node.Close()
+		return nil, nil, "", err
+	}
+	for _, c := range res.Conditions {
+		if o.Progress != nil {
+			o.Progress("kubeadm: if %s, kubeadm writes another %s: written as it is known now", c.When, c.Field)
+		}
+	}
+	content, err := res.YAML()
+	if err != nil {
+		check.Node.Close()
+		return nil, nil, "", err
+	}
+	return check, content, fmt.Sprintf("config.yaml as kubeadm %s writes it from %s", res.KubeadmVersion, check.Node.Inputs.ConfigMap.File), nil
+}

@@ -34,6 +34,7 @@ type applyFlags struct {
 	opts        apply.Options
 	change      apply.Change
 	fromMigrate bool
+	fromKubeadm bool
 	configPath  string
 	// kubelet is the way to the kubelet's API; its kubeconfig is the
 	// cluster's.
@@ -195,6 +196,9 @@ func runApply(cmd *cobra.Command, s streams, f *applyFlags, args []string) error
 	if f.fromMigrate {
 		return runApplyMigration(cmd, s, f, args)
 	}
+	if f.fromKubeadm {
+		return runApplyFromKubeadm(cmd, s, f, args)
+	}
 	if err := f.change.Check(f.opts.Node); err != nil {
 		return err
 	}
@@ -218,6 +222,7 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.opts.Node, "node", "", "the node to change: must be this node")
 	fl.BoolVar(&f.opts.DryRun, "dry-run", false, "plan only: validate and show the changes")
+	fl.BoolVar(&f.fromKubeadm, "from-kubeadm", false, "on a kubeadm node: write what kubeadm upgrade node writes from its kubelet-config ConfigMap (--kubeconfig or --kubeadm-configmap), this node's patches and instance-config.yaml — the ConfigMap rolled out to this node, with no drift at the next upgrade")
 	fl.BoolVar(&f.fromMigrate, "from-migrate", false, "migrate the node's legacy flags: write the config file and rewrite the environment files the flags live in, in one transaction")
 	fl.StringVar(&f.configPath, "config-path", "/var/lib/kubelet/config.yaml", "with --from-migrate, the config file to create when the kubelet has no --config")
 	stringArrayVar(fl, &f.change.RemoveDropins, "remove-dropin", "NAME: remove the drop-in NAME from the kubelet's --config-dir (alone, or with --dropin); one that is not there is no change; repeatable")
@@ -256,6 +261,28 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.BoolVar(&k.Force, "force-unmanaged", false, "on a kubeadm node, apply a change the next kubeadm upgrade node reverts (or may, without its ConfigMap), saying so")
 }
 
+// runApplyFromKubeadm applies what kubeadm would write on this node.
+func runApplyFromKubeadm(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
+	c := f.change
+	if c.File != "" || c.Patch != "" || len(c.Dropins) > 0 || len(c.RemoveDropins) > 0 || f.opts.Node == "" {
+		return fmt.Errorf("--from-kubeadm takes the file from kubeadm's ConfigMap: --node, and no -f, --patch, --dropin or --remove-dropin")
+	}
+	o := f.opts
+	var err error
+	if o.Setup, err = f.setup(s, args, cmd.ArgsLenAtDash() >= 0); err != nil {
+		return err
+	}
+	k := f.kubeadm
+	k.Kubeconfig, k.Context, k.Progress = f.cluster.Access.Kubeconfig, f.cluster.Access.Context, progressTo(s)
+	check, content, name, err := apply.FromKubeadm(cmd.Context(), o.Setup, k)
+	if err != nil {
+		return err
+	}
+	defer check.Node.Close()
+	o.NewFile, o.NewFileName, o.Kubeadm = content, name, check
+	return applyWith(cmd, s, f, o, apply.Run)
+}
+
 // runApplyMigration applies kubeletcfg migrate's result to the node: the
 // config file, and the environment files rewritten to the remaining flags.
 func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []string) error {
@@ -287,7 +314,7 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 	if f.cluster.Drain && f.cluster.Access.Kubeconfig == "" {
 		return fmt.Errorf("--drain needs --kubeconfig")
 	}
-	if o.Setup != nil {
+	if o.Setup != nil && o.Kubeadm == nil {
 		k := f.kubeadm
 		k.Kubeconfig, k.Context, k.Progress = f.cluster.Access.Kubeconfig, f.cluster.Access.Context, progressTo(s)
 		check, err := apply.NewKubeadmCheck(cmd.Context(), o.Setup, k)

@@ -73,3 +73,29 @@ func TestApplyOnKubeadmNode(t *testing.T) {
 		t.Errorf("not kubeadm: exit %d %s", code, errOut)
 	}
 }
+
+// apply --from-kubeadm writes what kubeadm writes from the ConfigMap: the
+// kubeadm phase finds nothing to revert.
+func TestApplyFromKubeadm(t *testing.T) {
+	code, out, errOut := runCLI(t, "apply", "--dry-run", "--node", "node-1", "--from-kubeadm", "--kubeadm-configmap", kubeadmCorpus+"/cm-sparse/configmap.yaml",
+		"--kubeadm-version", "1.31", "--kubelet-version", "1.31", "--root", sample, "-o", "json")
+	var res struct {
+		Changes []struct{ Path string }
+		Kubeadm *struct{ Reverted []any }
+		Writes  []string
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.Kubeadm == nil || len(res.Kubeadm.Reverted) != 0 || len(res.Writes) != 1 {
+		t.Fatalf("exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	found := false
+	for _, c := range res.Changes {
+		found = found || c.Path == "serverTLSBootstrap"
+	}
+	if !found {
+		t.Errorf("serverTLSBootstrap, which the ConfigMap leaves out, is not among the changes: %s", out)
+	}
+	code, _, errOut = runCLI(t, "apply", "--dry-run", "--node", "node-1", "--from-kubeadm", "--kubelet-version", "1.31", "--root", sample)
+	if code != 2 || !strings.Contains(errOut, "--from-kubeadm needs kubeadm's ConfigMap") {
+		t.Errorf("no ConfigMap: exit %d %s", code, errOut)
+	}
+}
