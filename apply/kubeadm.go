@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 	hostnode "github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
@@ -70,7 +73,7 @@ func (kubeadmPhase) Run(_ context.Context, t *Tx) error {
 	}
 	res, err := kubeadm.CheckChange(kubeadm.ChangeOptions{Node: k.Node, Current: current, Desired: t.o.NewFile,
 		CurrentFile: kubeadm.ConfigFile, NewFile: t.o.NewFileName, Version: v, Persist: k.Persist, PatchesDir: k.PatchesDir,
-		Force: k.Force, Overlay: overlay})
+		Force: k.Force, Overlay: overlay, Runs: t.runs()})
 	if err != nil {
 		return err
 	}
@@ -257,4 +260,21 @@ func FromKubeadm(ctx context.Context, setup *hostnode.Setup, o KubeadmOptions) (
 		return nil, nil, "", err
 	}
 	return check, content, fmt.Sprintf("config.yaml as kubeadm %s writes it from %s", res.KubeadmVersion, check.Node.Inputs.ConfigMap.File), nil
+}
+
+// runs is what the kubelet runs with a config file's content: the node's
+// command line (the new one of a migration) and drop-ins over it.
+func (t *Tx) runs() kubeadm.Runs {
+	o := t.o
+	return func(data []byte, name string) (*v1beta1.KubeletConfiguration, error) {
+		in := effective.Input{Setup: o.Setup, ReadAs: o.ReadAs, Config: data, ConfigName: name}
+		if o.NewArgs != nil {
+			in.Args = o.NewArgs
+		}
+		r, err := effective.Compute(in)
+		if err != nil {
+			return nil, err
+		}
+		return r.Config, nil
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/flags"
+	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
@@ -88,6 +89,9 @@ type Options struct {
 	// PodCIDR is the node's pod CIDR (its spec.podCIDR) when known; else the
 	// config's podCIDR is used.
 	PodCIDR string
+	// Kubeadm says where kubeadm's inputs are, to judge what the next
+	// kubeadm upgrade node does with config.yaml (nil: not looked at).
+	Kubeadm *kubeadm.NodeOptions
 }
 
 // Report is an audit.
@@ -137,8 +141,9 @@ type state struct {
 	fileOnly *fileLayer
 	// trees are the drop-in trees walked; root is the node's root the
 	// checks look at files through (look).
-	trees trees
-	root  *nodefile.Root
+	trees   trees
+	root    *nodefile.Root
+	kubeadm *kubeadm.Assessment
 }
 
 // Run audits a kubelet's setup.
@@ -171,6 +176,9 @@ func Run(opts Options) (*Report, error) {
 	defer s.close()
 	if s.cl, err = flags.Parse(opts.Setup.Args, v); err != nil {
 		return nil, err
+	}
+	if s.kubeadm, err = assessKubeadm(opts); err != nil {
+		return nil, fmt.Errorf("kubeadm: %w", err)
 	}
 	rep := &Report{KubeletVersion: v.Minor, Benchmark: b.name, ConfigFile: eff.ConfigFile,
 		root: opts.Setup.Root, version: v, origins: eff.Origins, warnings: eff.Warnings}

@@ -81,7 +81,7 @@ func sinceCIS111(title string) map[string]string {
 // checks is the audit, in report order: the CIS benchmark's 4.1 file checks
 // and its 4.2 kubelet checks, the STIG's kubelet rules, then the
 // operational rules.
-var checks = slices.Concat(fileChecks, kubeletChecks, stigChecks, opsChecks)
+var checks = slices.Concat(fileChecks, kubeletChecks, stigChecks, opsChecks, kubeadmChecks)
 
 var kubeletChecks = []*check{
 	{id: "4.2.1", section: SectionCIS, benchmarks: fromCIS19, onConfig: true, legacy: true,

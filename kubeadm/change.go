@@ -55,6 +55,9 @@ type ChangeOptions struct {
 	// Overlay are the other files the change writes (node paths): kubeadm
 	// reads them at the next upgrade.
 	Overlay map[string][]byte
+	// Runs is what the kubelet runs with a config.yaml (its flags and
+	// drop-ins over it); nil: the file and the defaults alone.
+	Runs Runs
 }
 
 // ChangeResult is what kubeletcfg does about kubeadm for one change.
@@ -135,7 +138,7 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 		if base, err = json.Marshal(r0.Config); err != nil {
 			return nil, err
 		}
-		d, err := CompareDrift(o.Desired, o.NewFile, r1, o.Version)
+		d, err := CompareDriftWith(o.Desired, o.NewFile, r1, o.Version, o.Runs)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +157,7 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 		for p := range leaves(cur.Config) {
 			cur.Origins[p] = Origin{Kind: "config.yaml", File: o.CurrentFile, Detail: "today's file, taken for what kubeadm writes"}
 		}
-		d, err := CompareDrift(o.Desired, o.NewFile, cur, o.Version)
+		d, err := CompareDriftWith(o.Desired, o.NewFile, cur, o.Version, o.Runs)
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +245,7 @@ func persistPatch(o ChangeOptions, res *ChangeResult, base, desired []byte, patc
 	if err != nil {
 		return fmt.Errorf("kubeadm with the patch: %w", err)
 	}
-	d, err := CompareDrift(o.Desired, o.NewFile, after, o.Version)
+	d, err := CompareDriftWith(o.Desired, o.NewFile, after, o.Version, o.Runs)
 	if err != nil {
 		return err
 	}

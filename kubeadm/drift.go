@@ -1,12 +1,20 @@
 package kubeadm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
+
+	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/effective"
+	"github.com/kubeletcfg/kubeletcfg/node"
+	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
+	"github.com/kubeletcfg/kubeletcfg/warning"
 )
 
 // Change is one field the next `kubeadm upgrade node` changes in effect.
@@ -48,6 +56,16 @@ const ReuploadNote = "`kubeadm upgrade apply` re-uploads the kubelet-config Conf
 // writes (next), as kubelet v runs each: only differences the kubelet sees
 // count, and a value written differently (1m, 1m0s) is the same.
 func CompareDrift(data []byte, file string, next *Result, v *schema.Version) (*Drift, error) {
+	return CompareDriftWith(data, file, next, v, nil)
+}
+
+// Runs is what the kubelet runs with a config file's content (the node's
+// command line and drop-ins over it); nil: the file and the defaults alone.
+type Runs func(config []byte, name string) (*v1beta1.KubeletConfiguration, error)
+
+// CompareDriftWith is CompareDrift with what the kubelet runs computed by
+// runs: a field a flag or a drop-in sets is no drift, whatever the files say.
+func CompareDriftWith(data []byte, file string, next *Result, v *schema.Version, runs Runs) (*Drift, error) {
 	now, err := config.Decode(data, config.DecodeOptions{File: file, Version: v, AllowUnknownFields: true})
 	if err != nil {
 		return nil, err
@@ -60,11 +78,20 @@ func CompareDrift(data []byte, file string, next *Result, v *schema.Version) (*D
 	if err != nil {
 		return nil, fmt.Errorf("what kubeadm writes does not decode for kubelet %s: %w", v.Minor, err)
 	}
-	a, err := config.ToMap(config.Default(now.Config, v), v)
+	ra, rb := config.Default(now.Config, v), config.Default(after.Config, v)
+	if runs != nil {
+		if ra, err = runs(data, file); err != nil {
+			return nil, err
+		}
+		if rb, err = runs(js, "what kubeadm writes"); err != nil {
+			return nil, fmt.Errorf("with what kubeadm writes: %w", err)
+		}
+	}
+	a, err := config.ToMap(ra, v)
 	if err != nil {
 		return nil, err
 	}
-	b, err := config.ToMap(config.Default(after.Config, v), v)
+	b, err := config.ToMap(rb, v)
 	if err != nil {
 		return nil, err
 	}
@@ -94,15 +121,15 @@ func CompareDrift(data []byte, file string, next *Result, v *schema.Version) (*D
 			d.Brings = append(d.Brings, c)
 		}
 	}
-	// Keys of neither kubelet field: compared as written.
-	ra, rb := rawUnknown(now.JSON, a), rawUnknown(js, b)
-	for p := range ra {
-		if !reflect.DeepEqual(ra[p], rb[p]) {
+	// Keys of no kubelet field: compared as written.
+	ua, ub := unknownLeaves(now), unknownLeaves(after)
+	for _, p := range sortedKeys(ua) {
+		if !reflect.DeepEqual(ua[p], ub[p]) {
 			d.Unknown = append(d.Unknown, p)
 		}
 	}
-	for p := range rb {
-		if _, ok := ra[p]; !ok {
+	for _, p := range sortedKeys(ub) {
+		if _, ok := ua[p]; !ok {
 			d.Unknown = append(d.Unknown, p)
 		}
 	}
@@ -118,34 +145,103 @@ func lookupKey(keys map[string]config.Position, p string) (int, bool) {
 	return lineFor(lines, p)
 }
 
-// rawUnknown are the leaves of a document that are no field of the typed
-// configuration (whose leaves are in known).
-func rawUnknown(js []byte, known map[string]any) map[string]any {
+// unknownLeaves are the values of a document's keys the kubelet version
+// does not have (Decode's unknown-field warnings), by dotted path.
+func unknownLeaves(doc *config.Document) map[string]any {
 	var m map[string]any
-	if json.Unmarshal(js, &m) != nil {
-		return nil
-	}
-	kl := leaves(known)
 	out := map[string]any{}
-	for p, v := range leaves(m) {
-		if p == "apiVersion" || p == "kind" {
+	if json.Unmarshal(doc.JSON, &m) != nil {
+		return out
+	}
+	all := leaves(m)
+	for _, p := range doc.Problems {
+		if p.Code != warning.UnknownField || p.Field == "" {
 			continue
 		}
-		if _, ok := kl[p]; ok {
-			continue
+		for leaf, v := range all {
+			if leaf == p.Field || strings.HasPrefix(leaf, p.Field+".") {
+				out[leaf] = v
+			}
 		}
-		if _, ok := lineFor(toLines(kl), p); ok {
-			continue // inside a known map or object
-		}
-		out[p] = v
 	}
 	return out
 }
 
-func toLines(m map[string]any) map[string]int {
-	out := make(map[string]int, len(m))
-	for k := range m {
-		out[k] = 1
+// Assessment is what the next `kubeadm upgrade node` does to a node's
+// kubelet config file.
+type Assessment struct {
+	// Owned: kubeadm set the node up and the kubelet's --config is its
+	// /var/lib/kubelet/config.yaml.
+	Owned bool   `json:"owned"`
+	Drift *Drift `json:"drift,omitempty"`
+	// Why Drift is nil on a node kubeadm owns (its ConfigMap not known).
+	Why    string   `json:"why,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
+	Render *Result  `json:"-"`
+}
+
+// Assess compares the node's config file (configPath, as the kubelet names
+// it) with what kubeadm o.Release writes, when kubeadm owns it and its
+// ConfigMap is known (o.ConfigMapFile, or o.FromCluster).
+func Assess(ctx context.Context, o NodeOptions, configPath string, v *schema.Version, runs Runs) (*Assessment, error) {
+	root, err := nodefile.OpenRoot(o.Root)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	node := Detect(root)
+	a := &Assessment{Owned: node.Kubeadm && OwnsConfig(configPath)}
+	if !a.Owned {
+		root.Close()
+		return a, nil
+	}
+	current, err := root.ReadFile(ConfigFile, nodefile.Config)
+	if _, fi, serr := root.Stat(DefaultPatchesDir); o.PatchesDir == "" && serr == nil && fi.IsDir() {
+		o.PatchesDir = DefaultPatchesDir
+		a.Notes = append(a.Notes, "kubeadm upgrade is taken to be run with --patches "+DefaultPatchesDir+" (the node has it; --patches says otherwise)")
+	}
+	root.Close()
+	if err != nil {
+		return nil, err
+	}
+	if o.ConfigMapFile == "" && !o.FromCluster {
+		a.Why = "kubeadm's kubelet-config ConfigMap is not known (--kubeconfig, or --kubeadm-configmap FILE)"
+		return a, nil
+	}
+	res, _, err := RenderNode(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	a.Render = res
+	if a.Drift, err = CompareDriftWith(current, ConfigFile, res, v, runs); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// AssessSetup is Assess for the node's kubelet setup: its --config file,
+// kubeadm's version o.Release (nil: the kubelet's minor).
+func AssessSetup(ctx context.Context, o NodeOptions, setup *node.Setup) (*Assessment, error) {
+	eff, err := effective.Compute(effective.Input{Setup: setup})
+	if err != nil {
+		return nil, err
+	}
+	if o.Release == nil {
+		if o.Release, err = ResolveRelease(setup.Version.Minor); err != nil {
+			return nil, err
+		}
+	}
+	o.Root = setup.Root
+	return Assess(ctx, o, eff.ConfigFile, setup.Version, SetupRuns(setup))
+}
+
+// SetupRuns is what the kubelet of setup runs with a config file's content:
+// its command line and drop-ins over it, as the kubelet layers them.
+func SetupRuns(setup *node.Setup) Runs {
+	return func(data []byte, name string) (*v1beta1.KubeletConfiguration, error) {
+		r, err := effective.Compute(effective.Input{Setup: setup, Config: data, ConfigName: name})
+		if err != nil {
+			return nil, err
+		}
+		return r.Config, nil
+	}
 }

@@ -299,8 +299,17 @@ func runApplyMigration(cmd *cobra.Command, s streams, f *applyFlags, args []stri
 	migration := func(ctx context.Context, o apply.Options) (*apply.Outcome, error) {
 		return apply.RunMigration(ctx, setup, f.configPath, o)
 	}
+	k := f.kubeadm
+	k.Kubeconfig, k.Context, k.Progress = f.cluster.Access.Kubeconfig, f.cluster.Access.Context, progressTo(s)
+	check, err := apply.NewKubeadmCheck(cmd.Context(), setup, k)
+	if err != nil {
+		return err
+	}
+	if check != nil {
+		defer check.Node.Close()
+	}
 	o := f.opts
-	o.Setup = setup
+	o.Setup, o.Kubeadm = setup, check
 	return applyWith(cmd, s, f, o, migration)
 }
 

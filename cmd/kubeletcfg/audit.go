@@ -22,6 +22,10 @@ type auditFlags struct {
 	failOn    string
 	fixTo     string
 	podCIDR   string
+	// kubeconfig and kubeContext read kubeadm's ConfigMaps for the
+	// ops.kubeadm rule.
+	kubeconfig, kubeContext string
+	kubeadmSrc              kubeadmSource
 }
 
 func newAuditCmd(s streams) *cobra.Command {
@@ -40,6 +44,10 @@ drop-ins and the version's defaults, or the flags-only defaults when there is
 no config file. Each result names the value, where it came from and the
 change that fixes it; --fix-to writes the config file with every fixable
 failure fixed, for review and 'kubeletcfg apply -f'.
+
+On a node kubeadm set up, ops.kubeadm compares config.yaml with what the next
+kubeadm upgrade node writes (--kubeconfig, or --kubeadm-configmap FILE): each
+value it would revert, with kubeadm's value and where that comes from.
 
 Without a command line after --, audit reads the node's kubelet.service, its
 drop-ins and environment files (under --root for an offline node image).
@@ -62,7 +70,11 @@ with --fail-on warn), 2 usage or I/O error.`,
 			if err := f.runtimeFlags.attach(setup); err != nil {
 				return err
 			}
-			rep, err := audit.Run(audit.Options{Setup: setup, Benchmark: f.benchmark, Sections: f.sections, PodCIDR: f.podCIDR})
+			ko, err := f.kubeadmSrc.options(f.kubeconfig, f.kubeContext)
+			if err != nil {
+				return err
+			}
+			rep, err := audit.Run(audit.Options{Setup: setup, Benchmark: f.benchmark, Sections: f.sections, PodCIDR: f.podCIDR, Kubeadm: &ko})
 			if err != nil {
 				return err
 			}
@@ -90,6 +102,9 @@ with --fail-on warn), 2 usage or I/O error.`,
 	fl.StringVar(&f.failOn, "fail-on", "fail", "exit 1 on: fail, or warn (fail or warn)")
 	fl.StringVar(&f.fixTo, "fix-to", "", "write the config file with every fixable failure fixed to this new file (never over an existing one)")
 	fl.StringVar(&f.podCIDR, "pod-cidr", "", "the node's pod CIDR (its spec.podCIDR), for the maxPods rule")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "read kubeadm's kubelet-config ConfigMap through the API server, for the ops.kubeadm rule (what the next kubeadm upgrade node reverts)")
+	fl.StringVar(&f.kubeContext, "context", "", "the kubeconfig context to use")
+	f.kubeadmSrc.bind(fl)
 	return cmd
 }
 

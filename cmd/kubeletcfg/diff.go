@@ -15,6 +15,7 @@ import (
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/internal/printer"
+	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -28,6 +29,10 @@ type diffFlags struct {
 	live      bool
 	liveAt    diff.Live
 	toVersion string
+	// kubeadm compares config.yaml with what the next kubeadm upgrade
+	// node writes.
+	kubeadm    bool
+	kubeadmSrc kubeadmSource
 }
 
 func newDiffCmd(s streams) *cobra.Command {
@@ -60,6 +65,12 @@ change that makes a CIS kubelet check fail that passed before is named.
                              on; see deploy/rbac.yaml)
   diff --to-version W        upgrade preflight: the node's setup read by kubelet
                              W instead of the current version
+  diff --kubeadm             kubeadm drift: the node's /var/lib/kubelet/config.yaml
+                             against what the next kubeadm upgrade node writes
+                             (from the kubelet-config ConfigMap: --kubeconfig or
+                             --kubeadm-configmap; the --patches directory;
+                             instance-config.yaml): the fields it reverts and
+                             the values it brings, with their origins
 
 Exit codes: 0 no change, 1 changes (or the kubelet would refuse to start with
 NEW: its reason on stderr), 2 usage or I/O error.`,
@@ -74,15 +85,15 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			dashed := cmd.ArgsLenAtDash() >= 0
 			if dashed {
 				args, kubeletArgs = args[:cmd.ArgsLenAtDash()], args[cmd.ArgsLenAtDash():]
-				if !f.live && len(kubeletArgs) > 0 {
-					return fmt.Errorf("a kubelet command line after -- goes with --live only")
+				if !f.live && !f.kubeadm && len(kubeletArgs) > 0 {
+					return fmt.Errorf("a kubelet command line after -- goes with --live or --kubeadm only")
 				}
 			}
 			if len(args) > 1 {
 				return fmt.Errorf("at most one NEW file, got %d", len(args))
 			}
 			l := &f.liveAt
-			if !f.live && (l.Kubeconfig != "" || l.Context != "" || l.Node != "" || l.Direct) {
+			if !f.live && !f.kubeadm && (l.Kubeconfig != "" || l.Context != "" || l.Node != "" || l.Direct) {
 				return fmt.Errorf("--kubeconfig, --context, --node and --direct go with --live")
 			}
 			if len(l.InsecureNodes) > 0 && !l.Direct {
@@ -97,6 +108,9 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 			}
 			if f.toVersion != "" {
 				return f.preflight(s, v)
+			}
+			if f.kubeadm {
+				return f.kubeadmDrift(cmd, s, v, args, kubeletArgs, dashed)
 			}
 			req := diff.Request{Version: v, Against: f.against, Source: f.setupSource(s, kubeletArgs, dashed)}
 			if req.Runtime, err = f.runtimeFlags.asker(req.Source.Root); err != nil {
@@ -168,6 +182,8 @@ NEW: its reason on stderr), 2 usage or I/O error.`,
 	fl.BoolVar(&l.Direct, "direct", false, "for --live: read the kubelet on its own port at the address its Node reports, with the kubeconfig's credentials (no nodes/proxy; see deploy/rbac.yaml)")
 	stringSliceVar(fl, &l.InsecureNodes, "kubelet-insecure-skip-tls-verify", "with --direct: read these nodes' kubelets with their serving certificate unverified (self-signed kubelets)")
 	fl.StringVar(&f.toVersion, "to-version", "", "upgrade preflight: read the node's setup with this kubelet version")
+	fl.BoolVar(&f.kubeadm, "kubeadm", false, "kubeadm drift: config.yaml against what the next kubeadm upgrade node writes")
+	f.kubeadmSrc.bind(fl)
 	return cmd
 }
 
@@ -279,4 +295,74 @@ func direction(from, to *schema.Version) string {
 		return "upgrade"
 	}
 	return "downgrade"
+}
+
+// kubeadmDrift compares the node's config.yaml with what the next kubeadm
+// upgrade node writes.
+func (f *diffFlags) kubeadmDrift(cmd *cobra.Command, s streams, v *schema.Version, args, kubeletArgs []string, dashed bool) error {
+	if len(args) > 0 || f.live {
+		return fmt.Errorf("--kubeadm compares the node's config.yaml: no NEW, no --live")
+	}
+	o, err := f.kubeadmSrc.options(f.liveAt.Kubeconfig, f.liveAt.Context)
+	if err != nil {
+		return err
+	}
+	setup, err := node.ReadSetupAs(v, f.setupSource(s, kubeletArgs, dashed))
+	if err != nil {
+		return err
+	}
+	a, err := kubeadm.AssessSetup(cmd.Context(), o, setup)
+	if err != nil {
+		return err
+	}
+	if f.output.JSON() {
+		if err := printer.WriteJSON(s.Out, map[string]any{"kubeletVersion": v.Minor, "kubeadm": a}); err != nil {
+			return err
+		}
+	} else {
+		printKubeadmDrift(s, a)
+	}
+	switch {
+	case !a.Owned || a.Drift == nil:
+		fmt.Fprintf(s.ErrOut, "kubeletcfg: %s\n", cmpOr(a.Why, "kubeadm does not rewrite this node's kubelet config file"))
+		return errReported
+	case len(a.Drift.Reverts)+len(a.Drift.Brings) > 0:
+		return errCheckFailed
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func printKubeadmDrift(s streams, a *kubeadm.Assessment) {
+	for _, n := range a.Notes {
+		fmt.Fprintf(s.ErrOut, "note: %s\n", n)
+	}
+	if a.Drift == nil {
+		return
+	}
+	if a.Render != nil {
+		printKubeadmNotes(s, a.Render)
+	}
+	d := a.Drift
+	for _, c := range d.Reverts {
+		fmt.Fprintf(s.Out, "reverts %s: %s -> %s  (%s:%d; kubeadm: %s)\n", c.Field, diff.Value(c.Now), diff.Value(c.Next), d.File, c.NowLine, c.Origin)
+	}
+	for _, c := range d.Brings {
+		fmt.Fprintf(s.Out, "brings %s: %s -> %s  (kubeadm: %s)\n", c.Field, diff.Value(c.Now), diff.Value(c.Next), c.Origin)
+	}
+	for _, u := range d.Unknown {
+		fmt.Fprintf(s.Out, "differs %s (no kubelet field: the kubelet ignores it)\n", u)
+	}
+	if len(d.Reverts)+len(d.Brings) == 0 {
+		fmt.Fprintln(s.Out, "no kubeadm drift: the next kubeadm upgrade node writes what the kubelet runs now")
+	} else {
+		fmt.Fprintf(s.Out, "%d reverted, %d brought by the next kubeadm upgrade node\n", len(d.Reverts), len(d.Brings))
+	}
+	fmt.Fprintf(s.ErrOut, "note: %s\n", d.Note)
 }

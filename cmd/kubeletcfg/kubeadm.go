@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/internal/printer"
@@ -222,4 +223,32 @@ func printConfigMapPlan(s streams, res *kubeadm.Intent) {
 	} else if !kubeadm.Valid(res.Plans) {
 		fmt.Fprintln(s.Out, "\nnot updated: invalid for a kubelet minor")
 	}
+}
+
+// kubeadmSource are the flags that say where kubeadm's ConfigMaps are, for
+// a command that compares with what kubeadm writes.
+type kubeadmSource struct {
+	configMap, clusterConfig string
+	patches, version         string
+}
+
+func (k *kubeadmSource) bind(fl *pflag.FlagSet) {
+	fl.StringVar(&k.configMap, "kubeadm-configmap", "", "kubeadm's kubelet-config ConfigMap (its kubelet value, or the ConfigMap) in a file; default: read it with --kubeconfig")
+	fl.StringVar(&k.clusterConfig, "kubeadm-cluster-configuration", "", "with --kubeadm-configmap: the kubeadm-config ClusterConfiguration")
+	fl.StringVar(&k.patches, "patches", "", "the --patches directory kubeadm upgrade is run with (default: "+kubeadm.DefaultPatchesDir+" when the node has it)")
+	fl.StringVar(&k.version, "kubeadm-version", "", "the kubeadm that runs the node's next upgrade (default: the kubelet's minor)")
+}
+
+// options are kubeadm.NodeOptions for the node's next upgrade.
+func (k *kubeadmSource) options(kubeconfig, context string) (kubeadm.NodeOptions, error) {
+	o := kubeadm.NodeOptions{ConfigMapFile: k.configMap, ClusterConfigFile: k.clusterConfig, PatchesDir: k.patches,
+		Kubeconfig: kubeconfig, Context: context, FromCluster: k.configMap == "" && kubeconfig != ""}
+	if k.version != "" {
+		r, err := kubeadm.ResolveRelease(k.version)
+		if err != nil {
+			return o, err
+		}
+		o.Release = r
+	}
+	return o, nil
 }

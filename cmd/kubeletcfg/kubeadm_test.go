@@ -55,7 +55,7 @@ func TestApplyOnKubeadmNode(t *testing.T) {
 	base := []string{"apply", "--dry-run", "--node", "node-1", "-f", sample + "/new-config.yaml", "--kubelet-version", "1.31", "--root", sample}
 	code, out, errOut := runCLI(t, base...)
 	if code != 2 || !strings.Contains(errOut, "kubeadm: the next kubeadm upgrade node reverts the change") ||
-		!strings.Contains(errOut, "maxPods: 150 here, 110 after the upgrade") || !strings.Contains(errOut, "--persist patch") {
+		!strings.Contains(errOut, `tlsMinVersion: "VersionTLS13" here, "VersionTLS12" after the upgrade`) || !strings.Contains(errOut, "--persist patch") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, append(base, "--persist", "patch")...)
@@ -97,5 +97,40 @@ func TestApplyFromKubeadm(t *testing.T) {
 	code, _, errOut = runCLI(t, "apply", "--dry-run", "--node", "node-1", "--from-kubeadm", "--kubelet-version", "1.31", "--root", sample)
 	if code != 2 || !strings.Contains(errOut, "--from-kubeadm needs kubeadm's ConfigMap") {
 		t.Errorf("no ConfigMap: exit %d %s", code, errOut)
+	}
+}
+
+// kubeadm drift in diff and audit: what the next kubeadm upgrade node
+// reverts of the kubelet's configuration (a value a flag sets is none), with
+// kubeadm's value and its origin.
+func TestKubeadmDrift(t *testing.T) {
+	args := []string{"--kubelet-version", "1.31", "--root", sample, "--kubeadm-configmap", kubeadmCorpus + "/cm-sparse/configmap.yaml"}
+	code, out, errOut := runCLI(t, append([]string{"diff", "--kubeadm"}, args...)...)
+	if code != 1 || !strings.Contains(out, `reverts tlsMinVersion: "VersionTLS12" -> (unset)  (/var/lib/kubelet/config.yaml:56; kubeadm: the kubelet's default (kubeadm leaves it unset))`) ||
+		strings.Contains(out, "maxPods") || !strings.Contains(errOut, "re-uploads the kubelet-config ConfigMap") {
+		t.Fatalf("diff --kubeadm: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, append([]string{"diff", "--kubeadm", "-o", "json"}, args...)...)
+	var res struct {
+		Kubeadm struct {
+			Owned bool
+			Drift struct {
+				Reverts []struct {
+					Field   string
+					NowLine int
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 1 || err != nil || !res.Kubeadm.Owned || len(res.Kubeadm.Drift.Reverts) != 8 {
+		t.Fatalf("json: exit %d %v %s", code, err, out)
+	}
+	code, _, errOut = runCLI(t, "diff", "--kubeadm", "--kubelet-version", "1.31", "--root", sample)
+	if code != 2 || !strings.Contains(errOut, "kubeadm's kubelet-config ConfigMap is not known") {
+		t.Errorf("without the ConfigMap: exit %d %s", code, errOut)
+	}
+	code, out, _ = runCLI(t, append([]string{"audit", "--section", "ops"}, args...)...)
+	if code != 0 || !strings.Contains(out, "WARN   ops.kubeadm") || !strings.Contains(out, "tlsMinVersion VersionTLS12 -> (unset)") {
+		t.Errorf("audit: exit %d\n%s", code, out)
 	}
 }

@@ -452,9 +452,12 @@ func TestApplyFromMigrateDryRunOnTheSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runCLI(t, "apply", "--root", root, "--kubelet-version", "1.31", "--node", "node-1", "--from-migrate", "--dry-run")
+	// The sample is a kubeadm node: the values the migration moves into
+	// config.yaml are kept where the next kubeadm upgrade node keeps them too
+	// (without --persist the migration is refused, see TestApplyOnKubeadmNode).
+	code, out, errOut := runCLI(t, "apply", "--root", root, "--kubelet-version", "1.31", "--node", "node-1", "--from-migrate", "--dry-run", "--persist", "patch")
 	if code != 1 || !strings.Contains(out, "would write: ") || !strings.Contains(out, "/etc/default/kubelet") ||
-		!strings.Contains(out, "kubeadm-flags.env") || strings.Contains(out, "10-kubeadm.conf") {
+		!strings.Contains(out, "kubeadm-flags.env") || strings.Contains(out, "10-kubeadm.conf") || !strings.Contains(out, "/etc/kubernetes/patches/kubeletconfigurationzz-kubeletcfg+merge.yaml") {
 		t.Fatalf("exit %d, want 1 naming the env files it would write and not the unit drop-in:\n%s%s", code, out, errOut)
 	}
 	if after, _ := os.ReadFile(dropin); string(after) != string(before) {
