@@ -7,10 +7,10 @@ import (
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeletcfg/kubeletcfg/config"
+	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -22,14 +22,16 @@ type PerNodeField struct {
 	Why  string
 }
 
-// PerNodeFields are the fields kubeadm writes per node (kubeadm's
-// phases/kubelet and componentconfigs: its ConfigMap leaves them out or holds
-// another node's value), and the cloud's ID of the node.
-var PerNodeFields = []PerNodeField{
-	{"containerRuntimeEndpoint", "the node's nodeRegistration.criSocket, in /var/lib/kubelet/instance-config.yaml (older kubeadm: --container-runtime-endpoint in kubeadm-flags.env)"},
-	{"resolvConf", "/run/systemd/resolve/resolv.conf where systemd-resolved runs on the node"},
-	{"registerWithTaints", "the node's nodeRegistration.taints, as --register-with-taints in kubeadm-flags.env of a joined worker"},
-	{"providerID", "the node's ID in its cloud (--provider-id), unique per node"},
+// PerNodeFields are the fields kubeadm sets on each node (the kubeadm
+// model's, kubeadm.PerNodeFields), and the cloud's ID of the node.
+var PerNodeFields = perNodeFields()
+
+func perNodeFields() []PerNodeField {
+	var out []PerNodeField
+	for _, f := range kubeadm.PerNodeFields() {
+		out = append(out, PerNodeField{f.Path, f.Why})
+	}
+	return append(out, PerNodeField{"providerID", "the node's ID in its cloud (--provider-id), unique per node"})
 }
 
 // PerNodeFlags are the flags set per node by design (besides those of the
@@ -105,7 +107,10 @@ type reference struct {
 	// typeMeta: the document must say apiVersion and kind (a file or a
 	// ConfigMap; not a document made of a group's fields).
 	typeMeta bool
-	at       map[string]map[string]any
+	// render, when set, is the document as kubelet v gets it (kubeadm's
+	// rendering of its ConfigMap for that minor) instead of doc.
+	render func(v *schema.Version) ([]byte, error)
+	at     map[string]map[string]any
 }
 
 // running is the configuration kubelet v runs from the reference (as
@@ -115,7 +120,14 @@ func (r *reference) running(v *schema.Version) (map[string]any, error) {
 	if m, ok := r.at[v.Minor]; ok {
 		return m, nil
 	}
-	doc, err := config.Decode(r.doc, config.DecodeOptions{File: r.name, Version: v, AllowUnknownFields: true, AnyTypeMeta: !r.typeMeta})
+	data := r.doc
+	if r.render != nil {
+		var err error
+		if data, err = r.render(v); err != nil {
+			return nil, fmt.Errorf("%s as kubeadm %s writes it: %w", r.name, v.Minor, err)
+		}
+	}
+	doc, err := config.Decode(data, config.DecodeOptions{File: r.name, Version: v, AllowUnknownFields: true, AnyTypeMeta: !r.typeMeta})
 	if err != nil {
 		return nil, err
 	}
@@ -147,18 +159,30 @@ func fileReference(path string) (*reference, error) {
 	return &reference{name: path, doc: data, typeMeta: true}, nil
 }
 
-// configMapReference reads kubeadm's kubelet-config ConfigMap.
+// configMapReference is what kubeadm writes from its kubelet-config
+// ConfigMap on a node of each kubelet minor: the kubeadm of that minor
+// decodes it, defaults it with the kubeadm-config ClusterConfiguration,
+// drops what its types lack (the kubeadm model); the fields kubeadm sets
+// per node are shown apart.
 func configMapReference(ctx context.Context, c rest.Interface) (*reference, error) {
+	newest := kubeadm.Releases()[len(kubeadm.Releases())-1]
+	live, err := kubeadm.ReadLive(ctx, c, &newest)
+	if err != nil {
+		return nil, err
+	}
 	name := "ConfigMap " + ConfigMapNamespace + "/" + ConfigMapName
-	cm := &corev1.ConfigMap{}
-	if err := c.Get().Namespace(ConfigMapNamespace).Resource("configmaps").Name(ConfigMapName).Do(ctx).Into(cm); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	data, ok := cm.Data[ConfigMapKey]
-	if !ok {
-		return nil, fmt.Errorf("%s has no key %q (kubeadm writes the KubeletConfiguration there)", name, ConfigMapKey)
-	}
-	return &reference{name: name, doc: []byte(data), dir: kubeadmKubeletDir, typeMeta: true}, nil
+	return &reference{name: name, doc: live.ConfigMap.Data, dir: kubeadmKubeletDir, typeMeta: true,
+		render: func(v *schema.Version) ([]byte, error) {
+			rel, err := kubeadm.ResolveRelease(v.Minor)
+			if err != nil {
+				return nil, err
+			}
+			res, err := kubeadm.Render(kubeadm.Input{Release: rel, ConfigMap: live.ConfigMap, Cluster: live.Cluster, Resolved: kubeadm.No})
+			if err != nil {
+				return nil, err
+			}
+			return res.YAML()
+		}}, nil
 }
 
 // setsReference is a document made of the fields a group sets.

@@ -43,6 +43,7 @@ type Live struct {
 	// Cluster is kubeadm-config's ClusterConfiguration, nil when there is
 	// none (then kubeadm's defaults are assumed, and said).
 	Cluster *Cluster `json:"cluster,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 }
 
 // ReadLive reads the two ConfigMaps kubeadm r reads.
@@ -58,6 +59,10 @@ func ReadLive(ctx context.Context, c rest.Interface, r *Release) (*Live, error) 
 	}
 	live := &Live{ConfigMap: Text{Data: []byte(val), File: name}, ResourceVersion: cm.ResourceVersion}
 	kc, err := getConfigMap(ctx, c, ClusterConfigMapName)
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+		live.Notes = append(live.Notes, fmt.Sprintf("%v: kubeadm's defaults assumed for the ClusterConfiguration (kubeadm upgrade itself fails without it)", err))
+		return live, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func ReadInputs(ctx context.Context, o NodeOptions) (*Inputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		in.ConfigMap, in.Cluster, in.ResourceVersion = live.ConfigMap, live.Cluster, live.ResourceVersion
+		in.ConfigMap, in.Cluster, in.ResourceVersion, in.Notes = live.ConfigMap, live.Cluster, live.ResourceVersion, live.Notes
 	default:
 		return nil, errors.New("kubeadm's ConfigMap is needed: give --configmap FILE (its kubelet value, or the ConfigMap) or --kubeconfig to read it from the API server")
 	}
