@@ -46,6 +46,9 @@ func Checked(opts Options, c Checks) (*Result, error) {
 	if res.Warnings, err = audit.SecureMigration(res.version, res.Effective, res.Config, res.Warnings, c.Secure); err != nil {
 		return res, err
 	}
+	if err := res.kubeadmPatch(opts.Setup, opts.ConfigPath); err != nil {
+		return res, err
+	}
 	if c.Dir != "" {
 		if err := res.WriteDir(c.Dir); err != nil {
 			return res, err

@@ -50,6 +50,9 @@ type Result struct {
 	Warnings       []warning.Warning             `json:"warnings"`
 	Effective      *v1beta1.KubeletConfiguration `json:"-"`
 	Origins        map[string]effective.Origin   `json:"-"`
+	// KubeadmPatch, on a kubeadm node, keeps the migrated values at the next
+	// kubeadm upgrade node (WriteDir writes it as kubeadm.PatchFileName).
+	KubeadmPatch []byte `json:"-"`
 	// DroppedGates are the gate settings left out, where the setup had them.
 	DroppedGates []effective.DroppedGate `json:"-"`
 	// Refused is the kubelet's verdict on the migrated configuration (the

@@ -50,8 +50,16 @@ func (r *Result) WriteDir(dir string) error {
 		"migration.json":    js,
 		"report.txt":        []byte(r.Report()),
 	}
+	files := Files
+	if r.KubeadmPatch != nil {
+		files = append(append([]string(nil), Files...), kubeadm.PatchFileName)
+		contents[kubeadm.PatchFileName] = r.KubeadmPatch
+		if _, err := os.Lstat(filepath.Join(dir, kubeadm.PatchFileName)); err == nil {
+			return fmt.Errorf("%s already exists: kubeletcfg does not overwrite a migration (choose another --output-dir)", filepath.Join(dir, kubeadm.PatchFileName))
+		}
+	}
 	var written []string
-	for _, name := range Files {
+	for _, name := range files {
 		path := filepath.Join(dir, name)
 		if err := writeNew(path, contents[name]); err != nil {
 			for _, w := range written { // no half-written migration

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -132,5 +134,23 @@ func TestKubeadmDrift(t *testing.T) {
 	code, out, _ = runCLI(t, append([]string{"audit", "--section", "ops"}, args...)...)
 	if code != 0 || !strings.Contains(out, "WARN   ops.kubeadm") || !strings.Contains(out, "tlsMinVersion VersionTLS12 -> (unset)") {
 		t.Errorf("audit: exit %d\n%s", code, out)
+	}
+}
+
+// migrate --output-dir on a kubeadm node also writes the kubeadm patch that
+// keeps the moved values at the next upgrade; the env file is kubeadm's form.
+func TestMigrateOnKubeadmNode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, out, errOut := runCLI(t, "migrate", "--kubelet-version", "1.31", "--root", sample, "--output-dir", dir)
+	if code != 0 || !strings.Contains(out, "kubeletconfigurationzz-kubeletcfg+merge.yaml") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	patch, _ := os.ReadFile(filepath.Join(dir, "kubeletconfigurationzz-kubeletcfg+merge.yaml"))
+	if !strings.Contains(string(patch), "maxPods: 150") || !strings.Contains(string(patch), "memory.available: 500Mi") {
+		t.Errorf("patch:\n%s", patch)
+	}
+	env, _ := os.ReadFile(filepath.Join(dir, "kubelet-flags.env"))
+	if strings.Count(string(env), "\n") != 1 || !strings.HasPrefix(string(env), `KUBELET_KUBEADM_ARGS="--`) {
+		t.Errorf("env file:\n%s", env)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/internal/printer"
+	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 	"github.com/kubeletcfg/kubeletcfg/migrate"
 	"github.com/kubeletcfg/kubeletcfg/warning"
 )
@@ -61,7 +62,11 @@ migration and exits 1 with the kubelet's reason (and writes no --output-dir).`,
 				return err // a check of the migration failed
 			}
 			if f.outputDir != "" {
-				fmt.Fprintf(s.Out, "wrote %s in %s\n", strings.Join(migrate.Files, ", "), f.outputDir)
+				files := migrate.Files
+				if res.KubeadmPatch != nil {
+					files = append(append([]string(nil), files...), kubeadm.PatchFileName)
+				}
+				fmt.Fprintf(s.Out, "wrote %s in %s\n", strings.Join(files, ", "), f.outputDir)
 				return nil
 			}
 			if err := f.output.Print(s.Out, res, func() error { return printMigration(s, res) }); err != nil {
