@@ -3,6 +3,7 @@ package kubeadm
 import (
 	"context"
 
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
@@ -43,7 +44,7 @@ func CheckConfigMap(ctx context.Context, o IntentOptions) (*Intent, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := CoreClient(cfg)
+	c, err := kubeletapi.CoreClient(cfg)
 	if err != nil {
 		return nil, err
 	}

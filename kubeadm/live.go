@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeletcfg/kubeletcfg/filecheck"
@@ -18,22 +16,6 @@ import (
 
 // Namespace holds kubeadm's ConfigMaps.
 const Namespace = "kube-system"
-
-// CoreClient is client-go's REST client for core/v1 with only its types.
-func CoreClient(cfg *rest.Config) (rest.Interface, error) {
-	scheme := runtime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	c := rest.CopyConfig(cfg)
-	c.GroupVersion = &corev1.SchemeGroupVersion
-	c.APIPath = "/api"
-	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	if c.UserAgent == "" {
-		c.UserAgent = "kubeletcfg"
-	}
-	return rest.RESTClientFor(c)
-}
 
 // Live is the cluster's side of what kubeadm reads on upgrade.
 type Live struct {

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 )
 
 // fakeAPI serves the two ConfigMaps and the Nodes, and refuses an update
@@ -68,7 +70,7 @@ func TestConfigMapIntent(t *testing.T) {
 		nodes: []corev1.Node{nodeAt("cp", "v1.37.2"), nodeAt("w1", "v1.35.4"), nodeAt("w2", "v1.37.1")}}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	c, err := CoreClient(&rest.Config{Host: srv.URL})
+	c, err := kubeletapi.CoreClient(&rest.Config{Host: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

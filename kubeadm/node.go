@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
 	"github.com/kubeletcfg/kubeletcfg/node"
 	"github.com/kubeletcfg/kubeletcfg/nodefile"
 )
@@ -72,7 +73,7 @@ func ReadInputs(ctx context.Context, o NodeOptions) (*Inputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := CoreClient(cfg)
+		c, err := kubeletapi.CoreClient(cfg)
 		if err != nil {
 			return nil, err
 		}
