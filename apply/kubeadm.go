@@ -51,10 +51,12 @@ func (kubeadmPhase) Run(_ context.Context, t *Tx) error {
 	switch {
 	case !kubeadm.OwnsConfig(old.ConfigFile) && !(old.ConfigFile == "" && kubeadm.OwnsConfig(t.o.ConfigPath)):
 		return nil // not the file kubeadm rewrites
-	case t.o.Dropin != "" || t.o.NewFile == nil:
+	case t.o.Dropin != "" || len(t.plan.Writes) == 0 || t.plan.Writes[0].Path != t.plan.ConfigFile:
 		t.o.progress("kubeadm: drop-ins are not kubeadm's: the next kubeadm upgrade node leaves them")
 		return nil
 	}
+	// The new config file: -f's, or the --patch laid over the current one.
+	desired := t.plan.Writes[0].Content
 	v := t.o.Setup.Version
 	if t.o.ReadAs != nil {
 		v = t.o.ReadAs
@@ -71,8 +73,8 @@ func (kubeadmPhase) Run(_ context.Context, t *Tx) error {
 			overlay[nodePath(t.o.Setup.Root, w.Path)] = w.Content
 		}
 	}
-	res, err := kubeadm.CheckChange(kubeadm.ChangeOptions{Node: k.Node, Current: current, Desired: t.o.NewFile,
-		CurrentFile: kubeadm.ConfigFile, NewFile: t.o.NewFileName, Version: v, Persist: k.Persist, PatchesDir: k.PatchesDir,
+	res, err := kubeadm.CheckChange(kubeadm.ChangeOptions{Node: k.Node, Current: current, Desired: desired,
+		CurrentFile: kubeadm.ConfigFile, NewFile: newFileName(t.o), Version: v, Persist: k.Persist, PatchesDir: k.PatchesDir,
 		Force: k.Force, Overlay: overlay, Runs: t.runs()})
 	if err != nil {
 		return err
@@ -136,7 +138,7 @@ func (t *Tx) replanAsDropin(res *kubeadm.ChangeResult, also []FileWrite) error {
 	}
 	want := t.plan.next
 	o := t.o
-	o.Dropin, o.NewFile, o.NewFileName = kubeadm.DropinName, res.Dropin, kubeadm.DropinName+" (--persist dropin)"
+	o.Dropin, o.NewFile, o.NewFileName, o.Patch = kubeadm.DropinName, res.Dropin, kubeadm.DropinName+" (--persist dropin)", nil
 	o.DropinConfig = res.ConfigYAML
 	o.Extra = append(append([]FileWrite(nil), o.Extra...), also...)
 	p, err := plan(o)
@@ -219,6 +221,15 @@ func NewKubeadmCheck(ctx context.Context, setup *hostnode.Setup, o KubeadmOption
 	no := kubeadm.NodeOptions{Root: setup.Root, Release: rel, ConfigMapFile: o.ConfigMapFile, ClusterConfigFile: o.ClusterConfigFile,
 		Kubeconfig: o.Kubeconfig, Context: o.Context, FromCluster: o.ConfigMapFile == "" && o.Kubeconfig != ""}
 	nr, err := kubeadm.OpenNode(ctx, no)
+	if err != nil && no.FromCluster && o.Force {
+		// --force-unmanaged applies a change kubeadm may revert without
+		// knowing which: a cluster that cannot be read is said, not fatal.
+		if o.Progress != nil {
+			o.Progress("kubeadm: kubeadm's ConfigMap not read (%v): --force-unmanaged applies without knowing what the next kubeadm upgrade node reverts", err)
+		}
+		no.FromCluster = false
+		nr, err = kubeadm.OpenNode(ctx, no)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -277,4 +288,15 @@ func (t *Tx) runs() kubeadm.Runs {
 		}
 		return r.Config, nil
 	}
+}
+
+// newFileName names the new config file in messages.
+func newFileName(o Options) string {
+	switch {
+	case o.NewFileName != "":
+		return o.NewFileName
+	case o.Patch != nil:
+		return "config.yaml + " + o.PatchName
+	}
+	return "the new config.yaml"
 }

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +69,12 @@ func TestApplyKubeadmRefusesWhatTheUpgradeReverts(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(img, "etc/kubernetes")); err == nil {
 		t.Error("a patches directory was made")
+	}
+	// A merge patch of the file (apply --patch) goes through the same check.
+	po := n.opts
+	po.Patch, po.PatchName = []byte(`{"maxPods": 201}`), "patch.json"
+	if _, err := Run(context.Background(), po); !errors.Is(err, kubeadm.ErrReverted) || !strings.Contains(err.Error(), "maxPods: 201 here") {
+		t.Errorf("--patch: %v", err)
 	}
 	// A dry run says the same, and shows the change.
 	o.DryRun = true
@@ -135,5 +142,27 @@ func TestApplyKubeadmPersistPatchRolledBack(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(n.config); string(b) != string(written) {
 		t.Error("config.yaml not restored")
+	}
+}
+
+// A kubeconfig that cannot be read stops the check, unless the change is
+// forced anyway (then it is said).
+func TestNewKubeadmCheckUnreadableCluster(t *testing.T) {
+	_, img, _ := kubeadmImage(t, kubeadm.PersistNone)
+	setup := hostnode.Given(schema.Newest(), "--config=/var/lib/kubelet/config.yaml")
+	setup.Root = img
+	missing := filepath.Join(t.TempDir(), "no-such-kubeconfig")
+	if _, err := NewKubeadmCheck(context.Background(), setup, KubeadmOptions{Kubeconfig: missing}); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("without --force-unmanaged: %v", err)
+	}
+	var said []string
+	check, err := NewKubeadmCheck(context.Background(), setup, KubeadmOptions{Kubeconfig: missing, Force: true,
+		Progress: func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }})
+	if err != nil || check == nil || !check.Force {
+		t.Fatalf("with --force-unmanaged: %+v %v", check, err)
+	}
+	defer check.Node.Close()
+	if len(said) == 0 || !strings.Contains(said[len(said)-1], "ConfigMap not read") {
+		t.Errorf("said %q", said)
 	}
 }

@@ -258,7 +258,7 @@ func bindApplyFlags(cmd *cobra.Command, f *applyFlags) {
 	fl.StringVar(&k.ConfigMapFile, "kubeadm-configmap", "", "kubeadm's kubelet-config ConfigMap (its kubelet value, or the ConfigMap) in a file; default: read it with --kubeconfig")
 	fl.StringVar(&k.ClusterConfigFile, "kubeadm-cluster-configuration", "", "with --kubeadm-configmap: the kubeadm-config ClusterConfiguration")
 	fl.StringVar(&k.Version, "kubeadm-version", "", "the kubeadm that runs the node's next upgrade (default: the kubelet's minor)")
-	fl.BoolVar(&k.Force, "force-unmanaged", false, "on a kubeadm node, apply a change the next kubeadm upgrade node reverts (or may, without its ConfigMap), saying so")
+	fl.BoolVar(&k.Force, "force-unmanaged", false, "on a kubeadm node, apply a change the next kubeadm upgrade node reverts (or may: its ConfigMap not given or not readable), saying so")
 }
 
 // runApplyFromKubeadm applies what kubeadm would write on this node.
