@@ -37,6 +37,7 @@ const edgesPlaybook = `
       stable_for: 1
       health_timeout: 10
       kubeletcfg_binary: "{{ kubeletcfg_binary }}"
+      force_unmanaged: "{{ kubelet_force_unmanaged | default(false) }}"
   tasks:
     - name: required one of
       kubeletcfg.kubelet.kubelet_config: {}
@@ -259,6 +260,24 @@ const edgesPlaybook = `
         ansible_pipelining: true
         ansible_remote_tmp: /tmp
       ignore_errors: true
+
+    - name: kubeadm refuses what its upgrade reverts
+      kubeletcfg.kubelet.kubelet_config:
+        config_patch: {containerLogMaxSize: 37Mi}
+        force_unmanaged: false
+      ignore_errors: true
+
+    - name: kubeadm from_kubeadm without the ConfigMap
+      kubeletcfg.kubelet.kubelet_config:
+        from_kubeadm: true
+      check_mode: true
+      ignore_errors: true
+
+    - name: kubeadm persist patch
+      kubeletcfg.kubelet.kubelet_config:
+        config_patch: {containerLogMaxSize: 38Mi}
+        force_unmanaged: false
+        persist: patch
 
     - name: Break the stand-in kubelet for good
       ansible.builtin.file:
@@ -574,6 +593,22 @@ func TestEdges(t *testing.T) {
 	// argument checks (or of the action plugin, on the controller); and
 	// every result where kubeletcfg ran has the command, its exit code
 	// and its stderr.
+	t.Run("kubeadm: a change its next upgrade reverts is refused, or kept in a kubeadm patch", func(t *testing.T) {
+		failed(t, "kubeadm refuses what its upgrade reverts", "kubeadm: the next kubeadm upgrade node reverts the change", "containerLogMaxSize", "persist")
+		failed(t, "kubeadm from_kubeadm without the ConfigMap", "from_kubeadm: true needs kubeadm's ConfigMap")
+		e := ok(t, "kubeadm persist patch", true)
+		k, _ := e.Result["kubeadm"].(map[string]any)
+		patch := "/etc/kubernetes/patches/kubeletconfigurationzz-kubeletcfg+merge.yaml"
+		if k["patchFile"] != patch {
+			t.Fatalf("kubeadm result %v", e)
+		}
+		if b, err := os.ReadFile(filepath.Join(root, patch)); err != nil || !strings.Contains(string(b), "containerLogMaxSize: 38Mi") {
+			t.Errorf("the kubeadm patch in the tree: %q %v", b, err)
+		}
+		if !strings.Contains(e.String(), "--patches /etc/kubernetes/patches") {
+			t.Errorf("no warning that kubeadm upgrade needs --patches:\n%s", e)
+		}
+	})
 	t.Run("RETURN's always keys are always there", func(t *testing.T) {
 		always := returnedAlways(t)
 		if len(always) < 5 {

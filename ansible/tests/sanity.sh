@@ -19,4 +19,4 @@ echo "== ansible-test sanity (ansible-core $(ansible --version | sed -n '1s/.*co
 (cd "$dest" && /usr/bin/python3 "$here/ansible_test_offline.py" sanity --skip-test changelog --python "$python" --color no)
 
 echo "== ansible-lint $(ansible-lint --nocolor --version 2>/dev/null | sed -n '1s/^ansible-lint \([0-9.]*\).*/\1/p')"
-(cd "$dest" && ANSIBLE_COLLECTIONS_PATH=$work ansible-lint --offline --nocolor -p roles/install playbooks/rollout.yml)
+(cd "$dest" && ANSIBLE_COLLECTIONS_PATH=$work ansible-lint --offline --nocolor -p roles/install playbooks/rollout.yml playbooks/kubeadm_configmap.yml)

@@ -69,8 +69,8 @@ options:
         does not name stays as the file has it.
       - The result is validated as a whole for the kubelet's version; the diff is that of the effective configuration.
         Applying the same patch again changes nothing.
-      - On a kubeadm node, a change kubeadm would revert at its next upgrade or join must be persisted where kubeadm
-        reads it (its patches or the kubelet-config ConfigMap); kubeletcfg refuses it otherwise.
+      - On a kubeadm node, a change kubeadm would revert at its next upgrade goes through I(persist) (a kubeadm patch
+        or a drop-in), or is refused.
     type: dict
   dropins:
     description:
@@ -87,6 +87,42 @@ options:
   config_path:
     description: With I(migrate), the config file to create when the kubelet runs without C(--config).
     type: path
+  from_kubeadm:
+    description:
+      - On a node kubeadm set up, write what C(kubeadm upgrade node) would write there from the cluster's
+        C(kube-system/kubelet-config) ConfigMap (I(kubeconfig), or I(kubeadm_configmap)), the node's patches
+        (I(patches_dir)) and C(instance-config.yaml) (C(kubeletcfg apply --from-kubeadm)). That is the ConfigMap rolled
+        out to this node, with nothing for the next upgrade to revert. Default C(false).
+    type: bool
+  persist:
+    description:
+      - On a node kubeadm set up, where to keep a change of C(/var/lib/kubelet/config.yaml) so that the next
+        C(kubeadm upgrade node), which rewrites that file, keeps it too (C(kubeletcfg apply --persist)).
+      - C(patch) writes kubeletcfg's kubeadm patch in I(patches_dir); C(kubeadm upgrade) must then be run with
+        C(--patches) that directory. C(dropin) writes the change as a drop-in of the kubelet's C(--config-dir), which
+        kubeadm leaves alone.
+      - Without it (nor I(force_unmanaged)) a change the next upgrade reverts is refused, naming its fields; so is any
+        change of that file when kubeadm's ConfigMap is not known (no I(kubeconfig), no I(kubeadm_configmap)).
+      - I(config_patch), I(config), I(content), I(src) and I(migrate) on a kubeadm node all go through it.
+    type: str
+    choices: [patch, dropin]
+  patches_dir:
+    description: The C(--patches) directory C(kubeadm upgrade) is run with. Default, kubeletcfg's (C(/etc/kubernetes/patches)).
+    type: path
+  force_unmanaged:
+    description:
+      - On a kubeadm node, apply a change the next C(kubeadm upgrade node) reverts (or may revert, kubeadm's ConfigMap not
+        given or not readable), saying so.
+    type: bool
+    default: false
+  kubeadm_configmap:
+    description:
+      - On the node, a file holding kubeadm's C(kubelet-config) ConfigMap (its C(kubelet) value, or the ConfigMap as
+        C(kubectl get -o yaml) prints it). Default, read it through the API server with I(kubeconfig).
+    type: path
+  kubeadm_version:
+    description: The kubeadm that runs the node's next upgrade (C(1.34)). Default, the kubelet's minor.
+    type: str
   kubelet_version:
     description:
       - The node's kubelet version (C(1.31), C(v1.31.4)).
@@ -212,7 +248,9 @@ options:
     description: Path of kubeletcfg on the node. Default, C(kubeletcfg) on C(PATH) or in C(/usr/local/bin).
     type: path
 notes:
-  - Exactly one of I(config), I(content), I(src), I(config_patch), I(dropins) or I(migrate=true) says what to change.
+  - Exactly one of I(config), I(content), I(src), I(config_patch), I(dropins), I(migrate=true) or I(from_kubeadm=true)
+    says what to change.
+  - On a node kubeadm set up, kubeadm owns C(/var/lib/kubelet/config.yaml); see I(persist).
   - Ansible's own argument checks refuse a task before kubeletcfg runs; such a failure returns I(msg) only.
 seealso:
   - name: kubeletcfg
@@ -257,6 +295,18 @@ EXAMPLES = r"""
 - name: Move legacy flags into the config file
   kubeletcfg.kubelet.kubelet_config:
     migrate: true
+
+- name: On a kubeadm node, keep the change where kubeadm upgrade keeps it too
+  kubeletcfg.kubelet.kubelet_config:
+    config_patch:
+      maxPods: 150
+    persist: patch   # kubeadm upgrade node must then get --patches /etc/kubernetes/patches
+    kubeconfig: /etc/kubernetes/kubelet.conf
+
+- name: Roll the cluster's kubelet-config ConfigMap out to this node
+  kubeletcfg.kubelet.kubelet_config:
+    from_kubeadm: true
+    kubeconfig: /etc/kubernetes/kubelet.conf
 
 - name: A change that needs a drain, through the API server, beyond the SSH timeout
   kubeletcfg.kubelet.kubelet_config:
@@ -367,6 +417,17 @@ explanation:
     origin: {kind: file, file: /var/lib/kubelet/config.yaml, line: 7, text: "/var/lib/kubelet/config.yaml:7"}
     fix: "lower the reservation of memory (kubeReserved + systemReserved + evictionHard) below the node's capacity ..."
     words: "Failed to start ContainerManager: invalid Node Allocatable configuration. ..."
+kubeadm:
+  description:
+    - On a kubeadm node, what the next C(kubeadm upgrade node) does with the change (I(reverted), the fields it would
+      undo) and where it was kept (I(persist), I(patchFile)).
+  returned: on a node kubeadm set up, for a change of its config.yaml
+  type: dict
+  sample:
+    kubeadmVersion: "1.37"
+    reverted: []
+    persist: patch
+    patchFile: /etc/kubernetes/patches/kubeletconfigurationzz-kubeletcfg+merge.yaml
 kubelet_version:
   description: The kubelet minor the change was judged for.
   returned: when kubeletcfg planned the change
@@ -426,7 +487,7 @@ except ImportError:
 CONFIG_HEAD = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
 
 # What to change: exactly one of these (migrate only when true).
-WHAT = ("config", "content", "src", "config_patch", "dropins", "migrate")
+WHAT = ("config", "content", "src", "config_patch", "dropins", "migrate", "from_kubeadm")
 DRAIN_OPTIONS = ("drain_timeout", "delete_emptydir_data", "force", "grace_period")
 
 
@@ -440,6 +501,12 @@ def argument_spec():
         dropins=dict(type="dict"),
         migrate=dict(type="bool"),
         config_path=dict(type="path"),
+        from_kubeadm=dict(type="bool"),
+        persist=dict(type="str", choices=["patch", "dropin"]),
+        patches_dir=dict(type="path"),
+        force_unmanaged=dict(type="bool", default=False),
+        kubeadm_configmap=dict(type="path"),
+        kubeadm_version=dict(type="str"),
         kubelet_version=dict(type="str"),
         node_name=dict(type="str"),
         root=dict(type="path"),
@@ -515,14 +582,21 @@ def problems(p):
     """The combinations of options kubeletcfg would refuse (or ignore), found
     before it runs, in check mode too."""
     out = []
-    if p["migrate"] is False and not any(p[k] is not None for k in WHAT[:-1]):
-        out.append("one of the following is required: %s (migrate: true)" % ", ".join(WHAT))
+    files = WHAT[:-2]
+    if not p["migrate"] and not p["from_kubeadm"] and not any(p[k] is not None for k in files):
+        out.append("one of the following is required: %s (migrate: true, from_kubeadm: true)" % ", ".join(WHAT))
     if p["migrate"]:
-        given = [k for k in WHAT[:-1] if p[k] is not None]
+        given = [k for k in files if p[k] is not None] + (["from_kubeadm"] if p["from_kubeadm"] else [])
         if given:
             out.append("migrate: true takes the flags from the node: not with %s" % ", ".join(given))
     elif p["config_path"] is not None:
         out.append("config_path goes with migrate: true")
+    if p["from_kubeadm"]:
+        given = [k for k in files if p[k] is not None]
+        if given:
+            out.append("from_kubeadm: true takes the file from kubeadm's ConfigMap: not with %s" % ", ".join(given))
+        if p["kubeconfig"] is None and p["kubeadm_configmap"] is None:
+            out.append("from_kubeadm: true needs kubeadm's ConfigMap: kubeconfig, or kubeadm_configmap")
     if not p["drain"]:
         given = [k for k in DRAIN_OPTIONS if p[k] not in (None, False)]
         if given:
@@ -625,6 +699,10 @@ def main():
         result["backup_file"] = out["backup"]
     if out.get("masked"):
         result["masked"] = out["masked"]
+    if out.get("kubeadm"):
+        result["kubeadm"] = out["kubeadm"]
+        for n in out["kubeadm"].get("notes") or []:
+            module.warn("kubeadm: %s" % n)
     if out.get("breaks"):
         result["breaks"] = out["breaks"]
         for b in out["breaks"]:

@@ -314,6 +314,10 @@ echo $! > $root/kubelet.pid
 		"kubelet_log":             filepath.Join(root, "kubelet.log"),
 		"kubelet_stable_for":      1,
 		"kubelet_health_timeout":  10,
+		// A copy of a kubeadm node without kubeadm's ConfigMap: a change of
+		// its config.yaml may be reverted by the next kubeadm upgrade, which
+		// these stand-ins accept (the kubeadm tests set kubelet_persist).
+		"kubelet_force_unmanaged": true,
 	}
 }
 
