@@ -108,7 +108,7 @@ startup-words:
 # What kubeadm's own code writes for testdata/kubeadm/corpus and reads of
 # testdata/kubeadm/envfiles, for the kubeadm model's tests: a harness per
 # release (hack/kubeadmref, never linked into kubeletcfg; ~5 min each cold).
-KUBEADM_REFERENCE_RELEASES ?= v1.37.2 v1.34.4
+KUBEADM_REFERENCE_RELEASES ?= v1.37.2 v1.34.4 v1.30.14
 kubeadm-reference:
 	hack/kubeadmref/generate.sh $(KUBEADM_REFERENCE_RELEASES)
 

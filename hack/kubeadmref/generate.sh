@@ -3,10 +3,10 @@
 # what kubeadm's own code does with the corpus into testdata/kubeadm/
 # (reference-vMINOR.json: the kubelet-config phase; env-vMINOR.json:
 # kubeadm-flags.env through kubeadm's parser, 1.32 on).
-# usage: generate.sh [RELEASE ...]   (default: v1.37.2 v1.34.4)
+# usage: generate.sh [RELEASE ...]   (default: v1.37.2 v1.34.4 v1.30.14)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-releases=${*:-v1.37.2 v1.34.4}
+releases=${*:-v1.37.2 v1.34.4 v1.30.14}
 for release in $releases; do
   minor=${release#v}; minor=${minor%.*}
   dir=$root/_build/kubeadmref/$release
