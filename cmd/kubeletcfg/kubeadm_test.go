@@ -127,6 +127,12 @@ func TestKubeadmDrift(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); code != 1 || err != nil || !res.Kubeadm.Owned || len(res.Kubeadm.Drift.Reverts) != 8 {
 		t.Fatalf("json: exit %d %v %s", code, err, out)
 	}
+	// The kubelet's command line given after --: a value a flag sets is no
+	// drift.
+	code, out, errOut = runCLI(t, append(append([]string{"diff", "--kubeadm"}, args...), "--", "--config=/var/lib/kubelet/config.yaml", "--tls-min-version=VersionTLS12")...)
+	if code != 1 || strings.Contains(out, "tlsMinVersion") || !strings.Contains(out, "reverts") {
+		t.Errorf("diff --kubeadm -- ARGS: exit %d\n%s\n%s", code, out, errOut)
+	}
 	code, _, errOut = runCLI(t, "diff", "--kubeadm", "--kubelet-version", "1.31", "--root", sample)
 	if code != 2 || !strings.Contains(errOut, "kubeadm's kubelet-config ConfigMap is not known") {
 		t.Errorf("without the ConfigMap: exit %d %s", code, errOut)
