@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubeletcfg/kubeletcfg/ansible/tests/harness"
 )
 
 // kubeadmNode is the nspawn tree made a kubeadm node of the control plane:
@@ -71,26 +74,7 @@ func newKubeadmNode(t *testing.T) *kubeadmNode {
 	// kubelet needs to run here (anonymous and AlwaysAllow: kubeadm keeps
 	// them, warning; enforceNodeAllocatable [none], as kubeadm's encoding
 	// drops an empty list) plus a few values of the cluster's own.
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "kubeadm.yaml")
-	write(t, cfgFile, `apiVersion: kubeadm.k8s.io/v1beta4
-kind: InitConfiguration
-localAPIEndpoint:
-  advertiseAddress: `+cp.Net.HostIP+`
-nodeRegistration:
-  name: `+k.host+`
-  criSocket: unix:///var/run/containerd/containerd.sock
----
-apiVersion: kubeadm.k8s.io/v1beta4
-kind: ClusterConfiguration
-kubernetesVersion: v1.37.2
-networking:
-  serviceSubnet: 10.100.0.0/16
-  dnsDomain: e2e.local
----
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: systemd
+	uploadKubeadmConfigs(t, cp, k.kubeadm, k.host, `cgroupDriver: systemd
 cgroupsPerQOS: false
 enforceNodeAllocatable: [none]
 failCgroupV1: false
@@ -103,13 +87,39 @@ authentication:
 authorization:
   mode: AlwaysAllow
 `)
+	k.kubelet0 = k.configMap(t)
+	return k
+}
+
+// uploadKubeadmConfigs has kubeadm's own upload-config phases write
+// kube-system's kubelet-config (from the KubeletConfiguration lines given)
+// and kubeadm-config (serviceSubnet 10.100.0.0/16, dnsDomain e2e.local).
+func uploadKubeadmConfigs(t *testing.T, cp *controlPlane, kubeadmBin, node, kubelet string) {
+	t.Helper()
+	cfgFile := filepath.Join(t.TempDir(), "kubeadm.yaml")
+	write(t, cfgFile, `apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: `+cp.Net.HostIP+`
+nodeRegistration:
+  name: `+node+`
+  criSocket: unix:///var/run/containerd/containerd.sock
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.37.2
+networking:
+  serviceSubnet: 10.100.0.0/16
+  dnsDomain: e2e.local
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+`+kubelet)
 	for _, what := range []string{"kubelet", "kubeadm"} {
-		if out, err := exec.Command(k.kubeadm, "init", "phase", "upload-config", what, "--config", cfgFile, "--kubeconfig", cp.Kubeconfig).CombinedOutput(); err != nil {
+		if out, err := exec.Command(kubeadmBin, "init", "phase", "upload-config", what, "--config", cfgFile, "--kubeconfig", cp.Kubeconfig).CombinedOutput(); err != nil {
 			t.Fatalf("kubeadm init phase upload-config %s: %v\n%s", what, err, out)
 		}
 	}
-	k.kubelet0 = k.configMap(t)
-	return k
 }
 
 // configMap is kube-system/kubelet-config's kubelet value now.
@@ -447,3 +457,123 @@ func copyExecutable(t *testing.T, from, to string) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestAnsibleKubeadmConfigMap: the collection's kubeadm_configmap playbook
+// with the real ansible-playbook on the real control plane: a new
+// kubelet-config value checked for the two kubelet minors of the cluster,
+// updated, rolled out to a kubeadm node whose real kubelet runs on the
+// tree's /var/lib/kubelet/config.yaml, live on /configz, and no kubeadm
+// drift afterwards; a run over a ConfigMap edited after the review is
+// refused, the edit kept and no node touched.
+func TestAnsibleKubeadmConfigMap(t *testing.T) {
+	cp := useControlPlane(t)
+	tree := t.TempDir()
+	kdir := filepath.Join(tree, "var/lib/kubelet")
+	if err := os.MkdirAll(kdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n := newNode(t, nodeOptions{cluster: true, configDir: kdir, noStart: true})
+	// The tree is a kubeadm node: instance-config.yaml with the node's
+	// socket, its host name, the CA its ConfigMap names.
+	write(t, filepath.Join(kdir, "instance-config.yaml"), "containerRuntimeEndpoint: \"unix://"+n.Runtime.sock+"\"\n")
+	write(t, filepath.Join(tree, "etc/hostname"), n.Name+"\n")
+	write(t, filepath.Join(tree, cp.CA.CertFile), readFile(t, cp.CA.CertFile))
+	kubelet := "cgroupDriver: cgroupfs\nfailCgroupV1: false\nmaxPods: 100\nauthentication:\n  x509:\n    clientCAFile: " + cp.CA.CertFile + "\n"
+	uploadKubeadmConfigs(t, cp, env(t, "KUBEADM_BIN"), n.Name, kubelet)
+	// The kubelet starts on what kubeadm writes from it.
+	cfg := func() string {
+		code, out, errOut := kubeletcfg(t, nil, "kubeadm", "render", "--root", tree, "--kubeconfig", cp.Kubeconfig, "--kubeadm-version", "1.37")
+		if code != 0 {
+			t.Fatalf("kubeadm render: exit %d\n%s", code, errOut)
+		}
+		return out
+	}
+	write(t, n.Config, cfg())
+	n.start(t)
+	// /configz through the API server: the kubelet authenticates and
+	// authorizes as kubeadm sets it up (webhook, no anonymous).
+	maxPods := func() float64 {
+		t.Helper()
+		code, body := n.API.do(t, http.MethodGet, "/api/v1/nodes/"+n.Name+"/proxy/configz", "")
+		var wrapped struct {
+			KubeletConfig struct {
+				MaxPods float64 `json:"maxPods"`
+			} `json:"kubeletconfig"`
+		}
+		if code != http.StatusOK || json.Unmarshal([]byte(body), &wrapped) != nil {
+			t.Fatalf("configz through the API server: %d %s", code, body)
+		}
+		return wrapped.KubeletConfig.MaxPods
+	}
+	ctx := context.Background()
+	cp.registerNode(t, "kubeadm-old")
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		o, err := cp.Client.CoreV1().Nodes().Get(ctx, "kubeadm-old", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		o.Status.NodeInfo.KubeletVersion = "v1.35.4"
+		_, err = cp.Client.CoreV1().Nodes().UpdateStatus(ctx, o, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e := harness.Setup(t, "..", n.Dir)
+	dir := t.TempDir()
+	cm, err := cp.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "kubelet-config", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "next.yaml"), strings.Replace(cm.Data["kubelet"], "maxPods: 100", "maxPods: 111", 1))
+	inv := e.Inventory(t, []harness.Host{{Name: "node-0", Vars: map[string]any{
+		"kubelet_node_name": n.Name, "kubelet_version": n.Minor, "kubelet_root": tree,
+		"kubelet_args": []string{"--config=/var/lib/kubelet/config.yaml"}, "kubelet_kubeconfig": cp.Kubeconfig,
+		"kubelet_restart_command": n.Restart, "kubelet_pid_file": n.PidFile, "kubelet_log": n.Log,
+		"kubelet_stable_for": 2, "kubelet_health_timeout": 30, "kubelet_kubeadm_version": "1.37",
+		"kubeletcfg_state_dir": n.StateDir, "kubelet_become": false,
+	}}})
+	extra := map[string]any{"kubeadm_kubelet_config_src": filepath.Join(dir, "next.yaml"), "kubeadm_admin_kubeconfig": cp.Kubeconfig,
+		"kubeletcfg_controller_binary": e.Bin, "kubelet_batch": 1, "kubelet_canary": 0, "kubelet_drain": false}
+
+	// Reviewed at this version, edited by someone else, then run: refused.
+	extra["kubeadm_resource_version"] = cm.ResourceVersion
+	cm.Data["kubelet"] += "# edited by someone else\n"
+	if _, err := cp.Client.CoreV1().ConfigMaps("kube-system").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Playbook(t, inv, "kubeletcfg.kubelet.kubeadm_configmap", extra)
+	if r.Code == 0 || !strings.Contains(r.Output, "the ConfigMap changed since it was read") || r.Index("node-0", "Apply the change") >= 0 {
+		t.Fatalf("a concurrent edit: exit %d\n%s", r.Code, r.Output)
+	}
+	if got := maxPods(); got != 100 {
+		t.Errorf("after the refused run /configz maxPods = %v", got)
+	}
+	if got, _ := cp.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "kubelet-config", metav1.GetOptions{}); !strings.Contains(got.Data["kubelet"], "# edited by someone else") {
+		t.Fatalf("the concurrent edit was overwritten:\n%s", got.Data["kubelet"])
+	}
+
+	// Reviewed again, run: checked for 1.37 and 1.35, updated, rolled out.
+	delete(extra, "kubeadm_resource_version")
+	r = e.Playbook(t, inv, "kubeletcfg.kubelet.kubeadm_configmap", extra)
+	if r.Code != 0 {
+		t.Fatalf("the rollout: exit %d\n%s", r.Code, r.Output)
+	}
+	for _, minor := range []string{`"kubeletMinor": "1.37"`, `"kubeletMinor": "1.35"`} {
+		if !strings.Contains(r.Output, minor) {
+			t.Errorf("the check does not name %s:\n%s", minor, r.Output)
+		}
+	}
+	if ev := r.One(t, "node-0", "Apply the change"); !ev.Changed() {
+		t.Errorf("the node was not changed:\n%s", ev)
+	}
+	if got := maxPods(); got != 111 {
+		t.Errorf("after the rollout /configz maxPods = %v, want 111", got)
+	}
+	code, out, errOut := kubeletcfg(t, nil, "diff", "--kubeadm", "--root", tree, "--kubeconfig", cp.Kubeconfig, "--kubeadm-version", "1.37",
+		"--kubelet-version", n.Minor, "--", "--config=/var/lib/kubelet/config.yaml")
+	if code != 0 {
+		t.Errorf("kubeadm drift after the rollout: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
