@@ -577,3 +577,61 @@ func TestAnsibleKubeadmConfigMap(t *testing.T) {
 		t.Errorf("kubeadm drift after the rollout: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestKubeadmPersistDropin: a change of config.yaml applied with --persist
+// dropin on a kubeadm node whose kubelet runs with --config-dir (from
+// /etc/default/kubelet, which kubeadm never rewrites) is on /configz, leaves
+// config.yaml as kubeadm writes it, and survives the real kubeadm 1.37.2's
+// upgrade node phase kubelet-config run without --patches: still on
+// /configz after the kubelet restarts, and no kubeadm drift.
+func TestKubeadmPersistDropin(t *testing.T) {
+	k := newKubeadmNode(t)
+	inside := func(args ...string) (int, string) { return k.inside(t, args...) }
+	write(t, k.in("/var/lib/kubelet/instance-config.yaml"), "containerRuntimeEndpoint: \"unix:///run/containerd/containerd.sock\"\n")
+	confD := "/etc/kubernetes/kubelet.conf.d"
+	if err := os.MkdirAll(k.in(confD), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, k.in("/etc/default/kubelet"), "KUBELET_EXTRA_ARGS=--config-dir="+confD+"\n")
+	write(t, k.in("/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"), "[Service]\nEnvironmentFile=-/etc/default/kubelet\nExecStart=\nExecStart=/usr/local/bin/kubelet --config=/var/lib/kubelet/config.yaml $KUBELET_EXTRA_ARGS\n")
+	t.Cleanup(func() { os.Remove(k.in("/etc/default/kubelet")) })
+	written := k.upgrade(t)
+	for _, c := range [][]string{{"systemctl", "daemon-reload"}, {"systemctl", "restart", "kubelet"}} {
+		if code, out := inside(c...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", c, code, out)
+		}
+	}
+	k.waitHealthy(t)
+	if got := configzMaxPods(t); got != 100 || written["maxPods"] != float64(100) {
+		t.Fatalf("on what kubeadm wrote: /configz maxPods %v, config.yaml %v", got, written["maxPods"])
+	}
+
+	write(t, k.in("/root/kubelet-config.yaml"), k.kubelet0)
+	offline := []string{"--kubeadm-configmap", "/root/kubelet-config.yaml", "--kubeadm-version", "1.37", "--kubelet-version", k.Minor}
+	write(t, k.in("/root/new.yaml"), strings.Replace(readFile(t, k.in("/var/lib/kubelet/config.yaml")), "maxPods: 100\n", "maxPods: 124\n", 1))
+	code, out := inside(append([]string{"/usr/local/bin/kubeletcfg", "apply", "--node", k.Name, "-f", "/root/new.yaml", "--persist", "dropin",
+		"--stable-for", "2s", "--health-timeout", "30s"}, offline...)...)
+	if code != 0 || !strings.Contains(out, "kubeadm: kept in the drop-in") {
+		t.Fatalf("apply --persist dropin: exit %d\n%s", code, out)
+	}
+	dropin := readFile(t, k.in(confD+"/90-kubeletcfg-kubeadm.conf"))
+	if !strings.Contains(dropin, "maxPods: 124") {
+		t.Errorf("the drop-in:\n%s", dropin)
+	}
+	if got := configzMaxPods(t); got != 124 {
+		t.Errorf("after apply --persist dropin /configz maxPods = %v, want 124", got)
+	}
+	if got := k.upgrade(t)["maxPods"]; got != float64(100) {
+		t.Errorf("kubeadm upgrade node wrote maxPods %v, want the ConfigMap's 100 (the change is in the drop-in)", got)
+	}
+	if code, out := inside("systemctl", "restart", "kubelet"); code != 0 {
+		t.Fatalf("restart: %d %s", code, out)
+	}
+	k.waitHealthy(t)
+	if got := configzMaxPods(t); got != 124 {
+		t.Errorf("after kubeadm upgrade node and a restart /configz maxPods = %v, want 124", got)
+	}
+	if code, out := inside(append([]string{"/usr/local/bin/kubeletcfg", "diff", "--kubeadm"}, offline...)...); code != 0 {
+		t.Errorf("kubeadm drift after kubeadm: exit %d\n%s", code, out)
+	}
+}
