@@ -171,6 +171,7 @@ func plan(o Options) (*Plan, error) {
 	onlyRemoves := o.Dropin == "" && len(o.RemoveDropins) > 0
 	next := cur
 	newFile, current := o.NewFile, []byte(nil)
+	var newDoc *config.Document
 	switch {
 	case o.Restore != nil:
 		if o.NewFile != nil || o.Patch != nil || o.Dropin != "" || len(o.RemoveDropins) > 0 {
@@ -226,7 +227,7 @@ func plan(o Options) (*Plan, error) {
 			}
 			name = path + " + " + o.PatchName
 		}
-		if err := checkNewFile(v, newFile, name); err != nil {
+		if newDoc, err = checkNewFile(v, newFile, name); err != nil {
 			return nil, fmt.Errorf("the new configuration: %w", err)
 		}
 		next.Config, next.ConfigName = newFile, name
@@ -252,7 +253,7 @@ func plan(o Options) (*Plan, error) {
 		p.Writes = extra
 	}
 	if o.Dropin == "" && !onlyRemoves && o.Restore == nil {
-		if p.Masked, err = masked(v, current, newFile, path, changes, old); err != nil {
+		if p.Masked, err = masked(v, current, newDoc, path, changes, old); err != nil {
 			return nil, err
 		}
 	}
@@ -383,23 +384,23 @@ func restoring(o Options, cur *effective.Result, configPath string, next *effect
 
 // checkNewFile refuses a new --config file (named name) that does not
 // decode strictly for the kubelet's version, with every problem it has, or
-// that sets gates it refuses.
-func checkNewFile(v *schema.Version, content []byte, name string) error {
+// that sets gates it refuses; it returns the file decoded.
+func checkNewFile(v *schema.Version, content []byte, name string) (*config.Document, error) {
 	doc, err := config.Decode(content, config.DecodeOptions{File: name, Version: v})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if errs := doc.Errors(); len(errs) > 0 {
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
 			msgs[i] = e.Error()
 		}
-		return errors.New(strings.Join(msgs, "; "))
+		return nil, errors.New(strings.Join(msgs, "; "))
 	}
 	if errs := v.CheckGates(doc.Config.FeatureGates); len(errs) > 0 {
-		return fmt.Errorf("%s: %s", name, strings.Join(errs, "; "))
+		return nil, fmt.Errorf("%s: %s", name, strings.Join(errs, "; "))
 	}
-	return nil
+	return doc, nil
 }
 
 // currentFile is the --config file as it is on the node (node path
@@ -422,18 +423,15 @@ func currentFile(o Options, configFile, path string) ([]byte, error) {
 // masked are the fields the new --config file changes from the current
 // one that the effective configuration does not change (changes): a flag
 // or a drop-in sets them. A current file that does not decode masks
-// nothing (the change is the whole file).
-func masked(v *schema.Version, current, next []byte, path string, changes []diff.Change, old *effective.Result) ([]Masked, error) {
+// nothing (the change is the whole file). nxt is the new file as
+// checkNewFile decoded it.
+func masked(v *schema.Version, current []byte, nxt *config.Document, path string, changes []diff.Change, old *effective.Result) ([]Masked, error) {
 	if current == nil {
 		return nil, nil
 	}
 	cur, err := config.Decode(current, config.DecodeOptions{File: path, Version: v, AllowUnknownFields: true})
 	if err != nil {
 		return nil, nil
-	}
-	nxt, err := config.Decode(next, config.DecodeOptions{File: path, Version: v})
-	if err != nil {
-		return nil, err
 	}
 	inFile, err := diff.Compute(config.Default(cur.Config, v), config.Default(nxt.Config, v), v)
 	if err != nil {
