@@ -76,6 +76,48 @@ type Document struct {
 	Keys map[string]Position
 	// Problems are the errors and warnings found; the document decoded anyway.
 	Problems []Problem
+	// value is what JSON was printed from, where Decode had it (nil else).
+	value any
+}
+
+// TypeMeta is the apiVersion and kind of the document as encoding/json
+// reads them from JSON into a struct of those two strings (keys matched
+// without regard to case, a null leaving ""), with its error.
+func (d *Document) TypeMeta() (apiVersion, kind string, err error) {
+	if m, ok := d.value.(map[string]any); ok {
+		if a, k, ok := plainTypeMeta(m); ok {
+			return a, k, nil
+		}
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	err = json.Unmarshal(d.JSON, &tm)
+	return tm.APIVersion, tm.Kind, err
+}
+
+// plainTypeMeta reads apiVersion and kind from m where encoding/json could
+// not read them otherwise: each absent, null or a string, and no other key
+// that matches either without regard to case.
+func plainTypeMeta(m map[string]any) (apiVersion, kind string, ok bool) {
+	for k := range m {
+		if (k != "apiVersion" && strings.EqualFold(k, "apiVersion")) || (k != "kind" && strings.EqualFold(k, "kind")) {
+			return "", "", false
+		}
+	}
+	str := func(key string) (string, bool) {
+		switch x := m[key].(type) {
+		case nil:
+			return "", true
+		case string:
+			return x, true
+		}
+		return "", false
+	}
+	apiVersion, ok1 := str("apiVersion")
+	kind, ok2 := str("kind")
+	return apiVersion, kind, ok1 && ok2
 }
 
 // Errors returns the problems that are not warnings.
@@ -215,6 +257,7 @@ func decodeDoc(data []byte, opts DecodeOptions) (*Document, *walker, error) {
 		}
 	}
 	if opts.NoTyped {
+		doc.value = val
 		w.finish()
 		return doc, &w, nil
 	}

@@ -110,17 +110,14 @@ func read(root *nodefile.Under, path, dir string, data []byte, v *schema.Version
 			return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, p)
 		}
 	}
-	var tm struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if err := json.Unmarshal(doc.JSON, &tm); err != nil {
+	apiVersion, kind, err := doc.TypeMeta()
+	if err != nil {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, error: %w", path, err)
 	}
-	if tm.APIVersion == "" || tm.Kind == "" {
+	if apiVersion == "" || kind == "" {
 		return nil, fmt.Errorf("failed to load kubelet dropin file, path: %s, no apiVersion/kind", path)
 	}
-	if err := m.checkTypeMeta(path, tm.APIVersion, tm.Kind); err != nil {
+	if err := m.checkTypeMeta(path, apiVersion, kind); err != nil {
 		return nil, err
 	}
 	return &Dropin{Path: path, dir: dir, data: data, JSON: doc.JSON, Doc: doc, fromDisk: fromDisk}, nil
