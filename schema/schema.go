@@ -139,7 +139,35 @@ func all() []*Version {
 }
 
 func minorLess(a, b string) bool {
+	if x, ok := plainMinor(a); ok {
+		if y, ok := plainMinor(b); ok {
+			return x[0] < y[0] || (x[0] == y[0] && x[1] < y[1])
+		}
+	}
 	return parseMinor(a).LessThan(parseMinor(b))
+}
+
+// plainMinor reads "MAJOR.MINOR" (decimal digits only, as go-version
+// compares them: by number), without the regular expression parseMinor
+// runs; false for anything else.
+func plainMinor(s string) ([2]int, bool) {
+	var out [2]int
+	major, minor, ok := strings.Cut(s, ".")
+	if !ok {
+		return out, false
+	}
+	for i, part := range []string{major, minor} {
+		if part == "" || len(part) > 9 {
+			return out, false
+		}
+		for _, c := range []byte(part) {
+			if c < '0' || c > '9' {
+				return out, false
+			}
+			out[i] = out[i]*10 + int(c-'0')
+		}
+	}
+	return out, true
 }
 
 // parsedMinors caches parseMinor: the rules tables compare minors many times,
