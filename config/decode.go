@@ -97,6 +97,62 @@ func (d *Document) TypeMeta() (apiVersion, kind string, err error) {
 	return tm.APIVersion, tm.Kind, err
 }
 
+// JSONTree is the document's JSON as encoding/json decodes it into a map
+// with UseNumber (numbers as json.Number, with the text JSON has), made
+// from the value JSON was printed from, a fresh copy at each call; false
+// where Decode did not keep that value or it is not an object.
+func (d *Document) JSONTree() (map[string]any, bool) {
+	m, ok := d.value.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	out, ok := numbered(m)
+	if !ok {
+		return nil, false
+	}
+	return out.(map[string]any), true
+}
+
+// numbered copies a value of the kind jsonValue makes with its numbers as
+// json.Number, printed as encoding/json prints them.
+func numbered(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool, string:
+		return x, true
+	case int:
+		return json.Number(strconv.Itoa(x)), true
+	case uint64:
+		return json.Number(strconv.FormatUint(x, 10)), true
+	case float64:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return nil, false
+		}
+		return json.Number(b), true
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			c, ok := numbered(e)
+			if !ok {
+				return nil, false
+			}
+			out[k] = c
+		}
+		return out, true
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, ok := numbered(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	}
+	return nil, false
+}
+
 // plainTypeMeta reads apiVersion and kind from m where encoding/json could
 // not read them otherwise: each absent, null or a string, and no other key
 // that matches either without regard to case.

@@ -128,6 +128,12 @@ func isDuplicate(p config.Problem) bool { return p.Code == warning.DuplicateKey 
 // patchTree merges a drop-in onto doc (a fresh decoding of the drop-in: doc
 // takes its values and later patches change them in place).
 func patchTree(doc jsonTree, d *Dropin) error {
+	if d.Doc != nil {
+		if patch, ok := d.Doc.JSONTree(); ok {
+			mergeInto(doc, patch)
+			return nil
+		}
+	}
 	patch, err := decodeTree(d.JSON)
 	if err != nil {
 		return fmt.Errorf("failed to merge drop-in and current config: %w", err)
