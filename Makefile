@@ -145,7 +145,7 @@ bench: build $(FLOOR)
 	  'migrate=migrate --kubelet-version 1.37 -- $(BENCH_MIGRATE)' \
 	  'diff=diff --kubelet-version 1.37 --root node node/new-config.yaml' \
 	  'audit=audit --kubelet-version 1.37 --root node' \
-	  'apply=apply --dry-run --kubelet-version 1.37 --root node --node node-21 -f node/new-config.yaml'
+	  'apply=apply --dry-run --kubelet-version 1.37 --root node --node node-21 -f node/new-config.yaml ++ --persist patch'
 
 # The floor binary: FLOOR_COMMIT checked out in a temporary worktree and built
 # as `make build` builds. Made only when absent; never rebuilt over a floor

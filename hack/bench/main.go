@@ -11,7 +11,8 @@
 //	  'validate=validate --kubelet-version 1.37 x.yaml' \
 //	  'effective@testdata/bench/effective-node=effective -- --config=config.yaml'
 //
-// A case is NAME=ARGS, or NAME@DIR=ARGS to run in DIR. Without -floor, the
+// A case is NAME=ARGS, or NAME@DIR=ARGS to run in DIR; words of ARGS after
+// " ++ " are given to the measured binary only. Without -floor, the
 // first command line given is timed against the second (the old use).
 package main
 
@@ -79,10 +80,13 @@ func main() {
 		if n, d, ok := strings.Cut(name, "@"); ok {
 			name, cdir = n, filepath.Join(*dir, d)
 		}
-		f := strings.Fields(args)
+		// Words after " ++ " go to the after column only: flags the binary
+		// measured needs that the floor's build does not know.
+		common, only, _ := strings.Cut(args, " ++ ")
+		f := strings.Fields(common)
 		p := pairRuns{name: name, args: args,
 			before: &run{label: name + " before", dir: cdir, argv: append([]string{beforeAbs}, f...)},
-			after:  &run{label: name + " after", dir: cdir, argv: append([]string{binAbs}, f...)}}
+			after:  &run{label: name + " after", dir: cdir, argv: append(append([]string{binAbs}, f...), strings.Fields(only)...)}}
 		cases = append(cases, p)
 		runs = append(runs, p.before, p.after)
 	}
