@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -54,6 +55,9 @@ type restAPI struct {
 	core, batch, coordination rest.Interface
 }
 
+// requestTimeout bounds each request to the API server.
+var requestTimeout = 30 * time.Second
+
 // NewAPI is the API of the cluster cfg names.
 func NewAPI(cfg *rest.Config) (API, error) {
 	scheme := runtime.NewScheme()
@@ -69,6 +73,14 @@ func NewAPI(cfg *rest.Config) (API, error) {
 		if c.UserAgent == "" {
 			c.UserAgent = "kubeletcfg-rollout"
 		}
+		// A request the API server never answers ends (the rollout's loop
+		// then tries again or stops), and takes only its own connection
+		// with it: over HTTP/2 every later request would share the
+		// black-holed one.
+		if c.Timeout == 0 {
+			c.Timeout = requestTimeout
+		}
+		c.NextProtos = []string{"http/1.1"}
 		// Hundreds of Jobs a wave: client-go's default 5 requests/s would
 		// be the bottleneck.
 		if c.QPS == 0 {
