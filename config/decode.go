@@ -129,10 +129,21 @@ func numbered(v any) (any, bool) {
 			return nil, false
 		}
 		return json.Number(b), true
+	case map[string]any, []any:
+		return copyTree(x, numbered)
+	}
+	return nil, false
+}
+
+// copyTree copies a map or list of JSON-like values, each element through
+// leaf (which copies maps and lists by calling copyTree again); false when
+// leaf refuses an element.
+func copyTree(v any, leaf func(any) (any, bool)) (any, bool) {
+	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			c, ok := numbered(e)
+			c, ok := leaf(e)
 			if !ok {
 				return nil, false
 			}
@@ -142,7 +153,7 @@ func numbered(v any) (any, bool) {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			c, ok := numbered(e)
+			c, ok := leaf(e)
 			if !ok {
 				return nil, false
 			}

@@ -50,26 +50,8 @@ func YAML(v any) ([]byte, error) {
 // what YAML prints as the round trip would. v is not changed.
 func yamlValue(v any) (any, bool) {
 	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			c, ok := yamlValue(e)
-			if !ok {
-				return nil, false
-			}
-			out[k] = c
-		}
-		return out, true
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			c, ok := yamlValue(e)
-			if !ok {
-				return nil, false
-			}
-			out[i] = c
-		}
-		return out, true
+	case map[string]any, []any:
+		return copyTree(x, yamlValue)
 	case float64:
 		return wholeNumber(x)
 	case string, bool, nil:
