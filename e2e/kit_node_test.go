@@ -150,7 +150,7 @@ func newNode(t *testing.T, o nodeOptions) *kubeletNode {
 		nodeIP := api.Net.HostIP
 		n.Base = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerRuntimeEndpoint: unix://" + n.Runtime.sock +
 			"\nfailCgroupV1: false\nauthentication:\n  anonymous:\n    enabled: false\n  webhook:\n    enabled: true\n  x509:\n    clientCAFile: " +
-			api.CA.CertFile + "\nauthorization:\n  mode: Webhook\n"
+			api.CA.CertFile + "\nauthorization:\n  mode: Webhook\n" + noDiskPressure
 		if o.second {
 			n.Name, nodeIP = clusterNodeName+"-2", n.IP
 			n.Base += "cgroupRoot: " + n.CgroupRoot + "\nhealthzBindAddress: 0.0.0.0\npodLogsDir: " + filepath.Join(dir, "pod-logs") + "\n"
@@ -168,6 +168,14 @@ func newNode(t *testing.T, o nodeOptions) *kubeletNode {
 	}
 	return n
 }
+
+// noDiskPressure keeps a cluster node's pods whatever the disk of the
+// machine running the tests holds: an evictionHard without disk signals
+// (a map without them has none, the defaults are not merged), and image
+// GC only on a full disk (the test images are imported, never pulled
+// again). A CI machine past 85 % used or 10 % free would otherwise
+// refuse or evict every pod with DiskPressure.
+const noDiskPressure = "evictionHard:\n  memory.available: 100Mi\nimageGCHighThresholdPercent: 100\nimageGCLowThresholdPercent: 99\n"
 
 // cleanup deletes a cluster node's pods (its kubelet stops their
 // containers and tears their network down), then ends the kubelet.

@@ -423,10 +423,7 @@ func TestSystemdDriverFromTheRuntime(t *testing.T) {
 // --kubeconfig waits for the pod to be Ready again before it calls the
 // change healthy.
 func TestApplyWaitsForPodsReadyAgain(t *testing.T) {
-	// This machine's disk is shared and often past the kubelet's default
-	// imagefs threshold (15 % free): its eviction would take the pod.
-	const noDiskEviction = "evictionHard:\n  imagefs.available: 1%\n  nodefs.available: 1%\n  memory.available: 100Mi\n"
-	n := newNode(t, nodeOptions{cluster: true, config: "cgroupDriver: cgroupfs\nmaxPods: 100\n" + noDiskEviction})
+	n := newNode(t, nodeOptions{cluster: true})
 	ctx := context.Background()
 	tmpl := podTemplate("probed")
 	// A long period: a restarted kubelet probes first after a random part
@@ -450,7 +447,7 @@ func TestApplyWaitsForPodsReadyAgain(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond) // its Ready transition a second before the restart's
 
-	file := n.writeNew(t, "cgroupDriver: cgroupfs\nmaxPods: 100\n"+noDiskEviction+"featureGates:\n  ChangeContainerStatusOnKubeletRestart: true\n")
+	file := n.writeNew(t, "cgroupDriver: cgroupfs\nmaxPods: 100\nfeatureGates:\n  ChangeContainerStatusOnKubeletRestart: true\n")
 	code, out, errOut := kubeletcfg(t, nil, "diff", "--kubelet-version", n.Minor, file, "--against", n.Config)
 	if code != 1 || !strings.Contains(out, "restart: a restart of kubelet "+n.Minor+" can set containers with a readiness or startup probe not ready") {
 		t.Errorf("diff: exit %d\n%s%s", code, out, errOut)
