@@ -8,8 +8,11 @@ LEGACY_NODE := testdata/nodes/legacy-1.31
 
 all: build
 
+# Static, as the image and the Ansible collection ship it: no C library
+# to load (a run is ~1.5 ms and 1.5 MiB less), and the pure-Go resolver
+# and user lookups read the node's own files.
 build:
-	$(GO) build -o $(BIN) ./cmd/kubeletcfg
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/kubeletcfg
 
 # kubeletcfg's container image (what kubeletcfg rollout's Jobs run): the
 # static binary packed as an OCI image archive by hack/image, without a
