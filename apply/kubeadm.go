@@ -73,9 +73,13 @@ func (kubeadmPhase) Run(_ context.Context, t *Tx) error {
 			overlay[nodePath(t.o.Setup.Root, w.Path)] = w.Content
 		}
 	}
-	res, err := kubeadm.CheckChange(kubeadm.ChangeOptions{Node: k.Node, Current: current, Desired: desired,
+	co := kubeadm.ChangeOptions{Node: k.Node, Current: current, Desired: desired,
 		CurrentFile: kubeadm.ConfigFile, NewFile: newFileName(t.o), Version: v, Persist: k.Persist, PatchesDir: k.PatchesDir,
-		Force: k.Force, Overlay: overlay, Runs: t.runs()})
+		Force: k.Force, Overlay: overlay, Runs: t.runs()}
+	if t.o.NewArgs == nil && old.ConfigFile != "" {
+		co.RunsNow = old.Config // today's file on today's command line
+	}
+	res, err := kubeadm.CheckChange(co)
 	if err != nil {
 		return err
 	}
@@ -274,11 +278,16 @@ func FromKubeadm(ctx context.Context, setup *hostnode.Setup, o KubeadmOptions) (
 }
 
 // runs is what the kubelet runs with a config file's content: the node's
-// command line (the new one of a migration) and drop-ins over it.
+// command line (the new one of a migration) and drop-ins over it. The new
+// file's is the plan's, computed once; each other content once too.
 func (t *Tx) runs() kubeadm.Runs {
 	o := t.o
+	done := map[string]*v1beta1.KubeletConfiguration{string(t.plan.Writes[0].Content): t.plan.next.Config}
 	return func(data []byte, name string) (*v1beta1.KubeletConfiguration, error) {
-		in := effective.Input{Setup: o.Setup, ReadAs: o.ReadAs, Config: data, ConfigName: name}
+		if c, ok := done[string(data)]; ok {
+			return c, nil
+		}
+		in := effective.Input{Setup: o.Setup, ReadAs: o.ReadAs, Config: data, ConfigName: name, Reuse: t.plan.old}
 		if o.NewArgs != nil {
 			in.Args = o.NewArgs
 		}
@@ -286,6 +295,7 @@ func (t *Tx) runs() kubeadm.Runs {
 		if err != nil {
 			return nil, err
 		}
+		done[string(data)] = r.Config
 		return r.Config, nil
 	}
 }

@@ -10,6 +10,8 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"sigs.k8s.io/yaml"
 
+	"k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/schema"
 )
@@ -58,6 +60,8 @@ type ChangeOptions struct {
 	// Runs is what the kubelet runs with a config.yaml (its flags and
 	// drop-ins over it); nil: the file and the defaults alone.
 	Runs Runs
+	// RunsNow, when known, is what the kubelet runs with Current.
+	RunsNow *v1beta1.KubeletConfiguration
 }
 
 // ChangeResult is what kubeletcfg does about kubeadm for one change.
@@ -115,30 +119,38 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 	if err := keepEndpoint(o, res, desired); err != nil {
 		return nil, err
 	}
+	now, err := readToday(o.Desired, o.NewFile, o.Version, o.Runs)
+	if err != nil {
+		return nil, err
+	}
 	if res.InstanceConfig != nil {
 		o.Overlay = over(map[string][]byte{res.InstanceConfigPath: res.InstanceConfig})
 	}
 	// base is what kubeadm writes without kubeletcfg's patch (of an earlier
-	// apply); the change is checked against what it writes with it.
-	var base []byte
+	// apply), needed to persist a change; the change is checked against
+	// what kubeadm writes with that patch.
+	var base func() ([]byte, error)
 	if o.Node.Online() {
 		// A patches directory kubeletcfg is to create is none yet.
 		dir := o.PatchesDir
 		if !o.Node.HasDir(dir) {
 			dir = none
 		}
-		r0, err := o.Node.Render(over(map[string][]byte{patchPath: nil}), dir)
-		if err != nil {
-			return nil, err
-		}
 		r1, err := o.Node.Render(over(nil), dir)
 		if err != nil {
 			return nil, err
 		}
-		if base, err = json.Marshal(r0.Config); err != nil {
-			return nil, err
+		base = func() ([]byte, error) {
+			if _, laid := o.Overlay[patchPath]; !laid && !o.Node.exists(patchPath) {
+				return json.Marshal(r1.Config) // no patch of kubeletcfg's: the same rendering
+			}
+			r0, err := o.Node.Render(over(map[string][]byte{patchPath: nil}), dir)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(r0.Config)
 		}
-		d, err := CompareDriftWith(o.Desired, o.NewFile, r1, o.Version, o.Runs)
+		d, err := now.against(r1, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -146,18 +158,20 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 	} else {
 		res.Offline = true
 		res.Notes = append(res.Notes, "without kubeadm's ConfigMap (--kubeconfig, or its file) today's config.yaml stands for what kubeadm writes: a ConfigMap that differs may still revert the change")
-		if base, err = yaml.YAMLToJSON(o.Current); err != nil {
+		current, err := yaml.YAMLToJSON(o.Current)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.CurrentFile, err)
 		}
+		base = func() ([]byte, error) { return current, nil }
 		// Everything the change changes may be reverted.
 		cur := &Result{Config: map[string]any{}, Origins: map[string]Origin{}}
-		if err := json.Unmarshal(base, &cur.Config); err != nil {
+		if err := json.Unmarshal(current, &cur.Config); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.CurrentFile, err)
 		}
 		for p := range leaves(cur.Config) {
 			cur.Origins[p] = Origin{Kind: "config.yaml", File: o.CurrentFile, Detail: "today's file, taken for what kubeadm writes"}
 		}
-		d, err := CompareDriftWith(o.Desired, o.NewFile, cur, o.Version, o.Runs)
+		d, err := now.against(cur, o.RunsNow)
 		if err != nil {
 			return nil, err
 		}
@@ -177,10 +191,15 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 			return res, nil
 		}
 		return res, revertedError(o, res)
-	case PersistPatch:
-		return res, persistPatch(o, res, base, desired, patchPath)
-	case PersistDropin:
-		return res, persistDropin(o, res, base, desired)
+	case PersistPatch, PersistDropin:
+		b, err := base()
+		if err != nil {
+			return nil, err
+		}
+		if o.Persist == PersistPatch {
+			return res, persistPatch(o, res, now, b, desired, patchPath)
+		}
+		return res, persistDropin(o, res, b, desired)
 	}
 	return nil, fmt.Errorf("--persist %q: must be patch or dropin", o.Persist)
 }
@@ -221,7 +240,7 @@ func value(x any) string {
 
 // persistPatch writes the merge patch that turns what kubeadm writes without
 // it into the new file, and checks by rendering kubeadm with it.
-func persistPatch(o ChangeOptions, res *ChangeResult, base, desired []byte, patchPath string) error {
+func persistPatch(o ChangeOptions, res *ChangeResult, now *today, base, desired []byte, patchPath string) error {
 	mp, err := jsonpatch.CreateMergePatch(base, desired)
 	if err != nil {
 		return fmt.Errorf("computing the kubeadm patch: %w", err)
@@ -245,7 +264,7 @@ func persistPatch(o ChangeOptions, res *ChangeResult, base, desired []byte, patc
 	if err != nil {
 		return fmt.Errorf("kubeadm with the patch: %w", err)
 	}
-	d, err := CompareDriftWith(o.Desired, o.NewFile, after, o.Version, o.Runs)
+	d, err := now.against(after, nil)
 	if err != nil {
 		return err
 	}

@@ -66,10 +66,46 @@ type Runs func(config []byte, name string) (*v1beta1.KubeletConfiguration, error
 // CompareDriftWith is CompareDrift with what the kubelet runs computed by
 // runs: a field a flag or a drop-in sets is no drift, whatever the files say.
 func CompareDriftWith(data []byte, file string, next *Result, v *schema.Version, runs Runs) (*Drift, error) {
+	t, err := readToday(data, file, v, runs)
+	if err != nil {
+		return nil, err
+	}
+	return t.against(next, nil)
+}
+
+// today is config.yaml's side of a drift, read once for every rendering it
+// is compared with.
+type today struct {
+	file    string
+	v       *schema.Version
+	runs    Runs
+	doc     *config.Document
+	leaves  map[string]any // what the kubelet runs, by dotted path
+	unknown map[string]any
+}
+
+func readToday(data []byte, file string, v *schema.Version, runs Runs) (*today, error) {
 	now, err := config.Decode(data, config.DecodeOptions{File: file, Version: v, AllowUnknownFields: true})
 	if err != nil {
 		return nil, err
 	}
+	ra := config.Default(now.Config, v)
+	if runs != nil {
+		if ra, err = runs(data, file); err != nil {
+			return nil, err
+		}
+	}
+	a, err := config.ToMap(ra, v)
+	if err != nil {
+		return nil, err
+	}
+	return &today{file: file, v: v, runs: runs, doc: now, leaves: leaves(a), unknown: unknownLeaves(now)}, nil
+}
+
+// against compares today's side with what kubeadm writes (next); runs,
+// when known, is what the kubelet runs with it.
+func (t *today) against(next *Result, runs *v1beta1.KubeletConfiguration) (*Drift, error) {
+	v := t.v
 	js, err := json.Marshal(next.Config)
 	if err != nil {
 		return nil, err
@@ -78,25 +114,21 @@ func CompareDriftWith(data []byte, file string, next *Result, v *schema.Version,
 	if err != nil {
 		return nil, fmt.Errorf("what kubeadm writes does not decode for kubelet %s: %w", v.Minor, err)
 	}
-	ra, rb := config.Default(now.Config, v), config.Default(after.Config, v)
-	if runs != nil {
-		if ra, err = runs(data, file); err != nil {
-			return nil, err
-		}
-		if rb, err = runs(js, "what kubeadm writes"); err != nil {
+	rb := config.Default(after.Config, v)
+	switch {
+	case runs != nil:
+		rb = runs
+	case t.runs != nil:
+		if rb, err = t.runs(js, "what kubeadm writes"); err != nil {
 			return nil, fmt.Errorf("with what kubeadm writes: %w", err)
 		}
-	}
-	a, err := config.ToMap(ra, v)
-	if err != nil {
-		return nil, err
 	}
 	b, err := config.ToMap(rb, v)
 	if err != nil {
 		return nil, err
 	}
-	d := &Drift{File: file, Reverts: []Change{}, Brings: []Change{}, Conditions: next.Conditions, Note: ReuploadNote}
-	la, lb := leaves(a), leaves(b)
+	d := &Drift{File: t.file, Reverts: []Change{}, Brings: []Change{}, Conditions: next.Conditions, Note: ReuploadNote}
+	la, lb := t.leaves, leaves(b)
 	seen := map[string]bool{}
 	for _, p := range append(sortedKeys(la), sortedKeys(lb)...) {
 		if seen[p] {
@@ -114,7 +146,7 @@ func CompareDriftWith(data []byte, file string, next *Result, v *schema.Version,
 		if c.Origin.Kind == "" {
 			c.Origin = Origin{Kind: "kubelet-default"}
 		}
-		if pos, ok := lookupKey(now.Keys, p); ok {
+		if pos, ok := lookupKey(t.doc.Keys, p); ok {
 			c.NowLine = pos
 			d.Reverts = append(d.Reverts, c)
 		} else {
@@ -122,7 +154,7 @@ func CompareDriftWith(data []byte, file string, next *Result, v *schema.Version,
 		}
 	}
 	// Keys of no kubelet field: compared as written.
-	ua, ub := unknownLeaves(now), unknownLeaves(after)
+	ua, ub := t.unknown, unknownLeaves(after)
 	for _, p := range sortedKeys(ua) {
 		if !reflect.DeepEqual(ua[p], ub[p]) {
 			d.Unknown = append(d.Unknown, p)
