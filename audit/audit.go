@@ -177,7 +177,7 @@ func Run(opts Options) (*Report, error) {
 	if s.cl, err = flags.Parse(opts.Setup.Args, v); err != nil {
 		return nil, err
 	}
-	if s.kubeadm, err = assessKubeadm(opts); err != nil {
+	if s.kubeadm, err = assessKubeadm(opts, eff); err != nil {
 		return nil, fmt.Errorf("kubeadm: %w", err)
 	}
 	rep := &Report{KubeletVersion: v.Minor, Benchmark: b.name, ConfigFile: eff.ConfigFile,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 )
 
@@ -45,9 +46,9 @@ func show(x any) string {
 
 // assessKubeadm is what the next kubeadm upgrade node does with the node's
 // config file (nil: not asked).
-func assessKubeadm(opts Options) (*kubeadm.Assessment, error) {
+func assessKubeadm(opts Options, eff *effective.Result) (*kubeadm.Assessment, error) {
 	if opts.Kubeadm == nil {
 		return nil, nil
 	}
-	return kubeadm.AssessSetup(context.Background(), *opts.Kubeadm, opts.Setup)
+	return kubeadm.AssessSetup(context.Background(), *opts.Kubeadm, opts.Setup, eff)
 }

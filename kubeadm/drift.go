@@ -251,26 +251,31 @@ func Assess(ctx context.Context, o NodeOptions, configPath string, v *schema.Ver
 }
 
 // AssessSetup is Assess for the node's kubelet setup: its --config file,
-// kubeadm's version o.Release (nil: the kubelet's minor).
-func AssessSetup(ctx context.Context, o NodeOptions, setup *node.Setup) (*Assessment, error) {
-	eff, err := effective.Compute(effective.Input{Setup: setup})
-	if err != nil {
-		return nil, err
+// kubeadm's version o.Release (nil: the kubelet's minor). now is the setup's
+// effective configuration when already computed (nil: computed here).
+func AssessSetup(ctx context.Context, o NodeOptions, setup *node.Setup, now *effective.Result) (*Assessment, error) {
+	if now == nil {
+		var err error
+		if now, err = effective.Compute(effective.Input{Setup: setup}); err != nil {
+			return nil, err
+		}
 	}
 	if o.Release == nil {
+		var err error
 		if o.Release, err = ResolveRelease(setup.Version.Minor); err != nil {
 			return nil, err
 		}
 	}
 	o.Root = setup.Root
-	return Assess(ctx, o, eff.ConfigFile, setup.Version, SetupRuns(setup))
+	return Assess(ctx, o, now.ConfigFile, setup.Version, setupRuns(setup, now))
 }
 
-// SetupRuns is what the kubelet of setup runs with a config file's content:
-// its command line and drop-ins over it, as the kubelet layers them.
-func SetupRuns(setup *node.Setup) Runs {
+// setupRuns is what the kubelet of setup runs with a config file's content:
+// its command line and drop-ins over it (those now read), as the kubelet
+// layers them.
+func setupRuns(setup *node.Setup, now *effective.Result) Runs {
 	return func(data []byte, name string) (*v1beta1.KubeletConfiguration, error) {
-		r, err := effective.Compute(effective.Input{Setup: setup, Config: data, ConfigName: name})
+		r, err := effective.Compute(effective.Input{Setup: setup, Config: data, ConfigName: name, Reuse: now})
 		if err != nil {
 			return nil, err
 		}

@@ -311,7 +311,7 @@ func (f *diffFlags) kubeadmDrift(cmd *cobra.Command, s streams, v *schema.Versio
 	if err != nil {
 		return err
 	}
-	a, err := kubeadm.AssessSetup(cmd.Context(), o, setup)
+	a, err := kubeadm.AssessSetup(cmd.Context(), o, setup, nil)
 	if err != nil {
 		return err
 	}
