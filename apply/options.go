@@ -12,6 +12,7 @@ import (
 	"k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubeletcfg/kubeletcfg/audit"
+	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/diff"
 	"github.com/kubeletcfg/kubeletcfg/kubeadm"
 	"github.com/kubeletcfg/kubeletcfg/kubeletapi"
@@ -176,9 +177,12 @@ type Outcome struct {
 	// KubeletVersion is the kubelet minor the change was judged for.
 	KubeletVersion string `json:"kubeletVersion"`
 	// Before and After are the effective configuration the kubelet runs
-	// now and would run with the change (v1beta1 JSON of that version).
+	// now and would run with the change (v1beta1 JSON of that version),
+	// secrets redacted: set by FillConfigs.
 	Before json.RawMessage `json:"before,omitempty"`
 	After  json.RawMessage `json:"after,omitempty"`
+	// configs are Before and After, still to be written.
+	configs *outcomeConfigs
 	// Writes are the files the change writes (or, in a dry run, would):
 	// none when the change is semantically empty.
 	Writes []string `json:"writes"`
@@ -285,3 +289,23 @@ type FileWrite struct {
 // DefaultStableFor is how long a restarted kubelet must stay healthy (the
 // same process, healthz answering) after it first answered.
 const DefaultStableFor = 10 * time.Second
+
+type outcomeConfigs struct {
+	before, after *v1beta1.KubeletConfiguration
+	v             *schema.Version
+}
+
+// FillConfigs sets Before and After (for -o json: a text run does not pay
+// for them).
+func (o *Outcome) FillConfigs() error {
+	c := o.configs
+	if c == nil || o.Before != nil || o.After != nil {
+		return nil
+	}
+	var err error
+	if o.Before, err = config.RedactedJSON(c.before, c.v); err != nil {
+		return err
+	}
+	o.After, err = config.RedactedJSON(c.after, c.v)
+	return err
+}

@@ -65,12 +65,7 @@ func (p *Plan) outcome(o Options) (*Outcome, error) {
 	if out.Breaks, err = audit.Breaks(v, p.old.Config, p.next.Config); err != nil {
 		return nil, err
 	}
-	if out.Before, err = config.RedactedJSON(p.old.Config, v); err != nil {
-		return nil, err
-	}
-	if out.After, err = config.RedactedJSON(p.next.Config, v); err != nil {
-		return nil, err
-	}
+	out.configs = &outcomeConfigs{before: p.old.Config, after: p.next.Config, v: v}
 	if !p.empty() {
 		for _, w := range p.Writes {
 			out.Writes = append(out.Writes, w.Path)

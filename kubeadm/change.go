@@ -101,10 +101,11 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 	if o.Node != nil {
 		res.KubeadmVersion = o.Node.Options.Release.Minor
 	}
-	desired, err := yaml.YAMLToJSON(o.Desired)
+	now, err := readToday(o.Desired, o.NewFile, o.Version, o.Runs)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", o.NewFile, err)
+		return nil, err
 	}
+	desired := now.doc.JSON // the new file as kubeadm and the kubelet read it
 	patchPath := path.Join(o.PatchesDir, PatchFileName)
 	over := func(extra map[string][]byte) map[string][]byte {
 		m := map[string][]byte{}
@@ -117,10 +118,6 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 		return m
 	}
 	if err := keepEndpoint(o, res, desired); err != nil {
-		return nil, err
-	}
-	now, err := readToday(o.Desired, o.NewFile, o.Version, o.Runs)
-	if err != nil {
 		return nil, err
 	}
 	if res.InstanceConfig != nil {

@@ -356,6 +356,11 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 	out, err := run(ctx, o)
 	stop()
 	f.pod.ran, f.pod.out, f.pod.applyErr = true, out, err
+	if out != nil && f.output.JSON() {
+		if err := out.FillConfigs(); err != nil {
+			return err
+		}
+	}
 	if out != nil {
 		werr := f.output.Print(s.Out, out, func() error {
 			printChanges(s, out.Changes)
