@@ -33,7 +33,6 @@ import (
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 
@@ -412,7 +411,7 @@ func (st *stage) patch(p Patch, kind string, r *Release) error {
 	case Merge:
 		out, err = jsonpatch.MergePatch(doc, p.JSON)
 	default:
-		out, err = strategicpatch.StrategicMergePatch(doc, p.JSON, v1beta1.KubeletConfiguration{})
+		out, err = strategicMerge(doc, p.JSON)
 	}
 	if err != nil {
 		return fmt.Errorf("%s:%d: kubeadm %s fails: could not apply the patch of type %q to target %q: %v", p.File, p.Line, r.Minor, patchTypeName(p.Type), PatchTarget, err)
@@ -585,7 +584,7 @@ func instancePatch(data []byte, file string, r *Release) (*Patch, error) {
 	keys := map[string]int{}
 	for _, d := range docs {
 		var err error
-		if acc, err = strategicpatch.StrategicMergePatch(acc, d.JSON, v1beta1.KubeletConfiguration{}); err != nil {
+		if acc, err = strategicMerge(acc, d.JSON); err != nil {
 			return nil, fmt.Errorf("%s:%d: kubeadm %s fails: %v", file, d.Line, r.Minor, err)
 		}
 		for k, l := range d.Keys {
