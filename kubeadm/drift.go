@@ -102,9 +102,9 @@ func readToday(data []byte, file string, v *schema.Version, runs Runs) (*today, 
 	return &today{file: file, v: v, runs: runs, doc: now, leaves: leaves(a), unknown: unknownLeaves(now)}, nil
 }
 
-// against compares today's side with what kubeadm writes (next); runs,
-// when known, is what the kubelet runs with it.
-func (t *today) against(next *Result, runs *v1beta1.KubeletConfiguration) (*Drift, error) {
+// against compares today's side with what kubeadm writes (next); known,
+// when not nil, is what the kubelet runs with it.
+func (t *today) against(next *Result, known *v1beta1.KubeletConfiguration) (*Drift, error) {
 	v := t.v
 	js, err := json.Marshal(next.Config)
 	if err != nil {
@@ -116,8 +116,8 @@ func (t *today) against(next *Result, runs *v1beta1.KubeletConfiguration) (*Drif
 	}
 	rb := config.Default(after.Config, v)
 	switch {
-	case runs != nil:
-		rb = runs
+	case known != nil:
+		rb = known
 	case t.runs != nil:
 		if rb, err = t.runs(js, "what kubeadm writes"); err != nil {
 			return nil, fmt.Errorf("with what kubeadm writes: %w", err)

@@ -27,7 +27,7 @@ import (
 func strategicMerge(doc, patch []byte) (out []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = nil, fmt.Errorf("kubeadm panics on this patch (%v)", p)
+			out, err = nil, kubeadmPanics(p)
 		}
 	}()
 	original, err := jsonObject(doc)
@@ -46,6 +46,10 @@ func strategicMerge(doc, patch []byte) (out []byte, err error) {
 }
 
 var kubeletConfigType = reflect.TypeOf(v1beta1.KubeletConfiguration{})
+
+// kubeadmPanics is an input on which kubeadm's code panics (the Go runtime's
+// own panic here, on a map or list compared or hashed, or why).
+func kubeadmPanics(why any) error { return fmt.Errorf("kubeadm panics on this patch (%v)", why) }
 
 const (
 	smpDirective       = "$patch"
@@ -482,7 +486,7 @@ func elementKind(lists ...[]any) (reflect.Kind, error) {
 			vt := reflect.TypeOf(v)
 			if t == nil {
 				if vt == nil {
-					panic("runtime error: invalid memory address or nil pointer dereference")
+					return 0, kubeadmPanics("a list whose first item is null")
 				}
 				t = vt
 				if t.Kind() == reflect.Slice {
