@@ -160,7 +160,7 @@ func open(path string, k Kind, stat func(string) (fs.FileInfo, error), openFile 
 
 // limited reads at most its kind's limit and fails beyond it.
 type limited struct {
-	f    *os.File
+	f    io.Closer
 	r    io.Reader
 	n    int64
 	path string

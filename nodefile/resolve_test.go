@@ -86,30 +86,42 @@ func TestResolveAsByPrefix(t *testing.T) {
 		"/etc/loop1", "/etc/loop1/x", "/var/lib/kubelet/dot/dot/config.yaml", "/lib/systemd/system/kubelet.service",
 		"/lib/../etc/abs-dir", "/etc/kubernetes/kubelet.conf.d/sub/parent/sub/parent", "/nope/../etc", "/var/lib/kubelet/config.yaml/..",
 		"etc//kubernetes/./kubelet.conf.d/", "/etc/kubernetes/kubelet.conf.d/sub/parent/../../../../../..",
+		"/etc/kubernetes/none", "/etc/abs-dir/none", "/etc/up/kubelet/none", "/etc/chain/kubelet.conf.d/sub/parent/none",
+		"/none", "/etc/file/none", "/etc/kubernetes/kubelet.conf.d/sub/parent/../none",
 	}
 	// A root that holds the directories it walked (Hold) says the same, on
 	// the first walk of a directory and on the next ones, and lets go of
-	// them all when closed.
+	// them all when closed; the walk alone (no openat2) says the same too.
 	fds := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
 	before := fds()
-	for _, hold := range []bool{false, true} {
-		r, err := OpenRoot(root)
-		if err != nil {
-			t.Fatal(err)
+	defer func() { beneathOff = false }()
+	for _, off := range []bool{false, true} {
+		beneathOff = off
+		for _, hold := range []bool{false, true} {
+			r, err := OpenRoot(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hold {
+				r.Hold()
+			}
+			for range 2 {
+				checkResolve(t, root, r, paths)
+			}
+			if hold && off && (len(r.held) == 0 || len(r.dirs) == 0) {
+				t.Errorf("Hold: %d directories held, %d remembered", len(r.held), len(r.dirs))
+			}
+			if !off && r.fd < 0 && !noBeneath.Load() {
+				t.Errorf("openat2 answered nothing")
+			}
+			r.Close()
+			if n := fds(); n != before {
+				t.Errorf("openat2 off %v, hold %v: %d descriptors open after Close, %d before", off, hold, n, before)
+			}
 		}
-		if hold {
-			r.Hold()
-		}
-		for range 2 {
-			checkResolve(t, root, r, paths)
-		}
-		if hold && (len(r.held) == 0 || len(r.dirs) == 0) {
-			t.Errorf("Hold: %d directories held, %d remembered", len(r.held), len(r.dirs))
-		}
-		r.Close()
-		if n := fds(); n != before {
-			t.Errorf("hold %v: %d descriptors open after Close, %d before", hold, n, before)
-		}
+	}
+	if noBeneath.Load() {
+		t.Log("this kernel has no openat2 for kubeletcfg: only the walk was checked")
 	}
 }
 
@@ -127,10 +139,10 @@ func checkResolve(t *testing.T, root string, r *Root, paths []string) {
 			continue
 		}
 		wfi, werr := r.r.Lstat(rel(want))
-		if fi != nil && (werr != nil || !os.SameFile(fi, wfi)) {
+		if fi != nil && (werr != nil || !sameInfo(fi, wfi)) {
 			t.Errorf("Resolve(%q) names %v, want %v (%v)", p, fi, wfi, werr)
 		}
-		if serr != nil || !os.SameFile(sfi, wfi) {
+		if serr != nil || !sameInfo(sfi, wfi) {
 			t.Errorf("Stat(%q) = %v, %v; want %v", p, sfi, serr, wfi)
 		}
 		// Open and ReadDir read, from the walk's directory, what the
@@ -147,6 +159,76 @@ func checkResolve(t *testing.T, root string, r *Root, paths []string) {
 			if err != nil || len(names) != len(entries) {
 				t.Errorf("ReadDir(%q) = %v, %v; want %d entries", p, names, err, len(entries))
 			}
+		}
+	}
+}
+
+// sameInfo says a and b are what one lstat says of one file.
+func sameInfo(a, b fs.FileInfo) bool {
+	sa, oka := a.Sys().(*syscall.Stat_t)
+	sb, okb := b.Sys().(*syscall.Stat_t)
+	return oka && okb && sa.Dev == sb.Dev && sa.Ino == sb.Ino && a.Name() == b.Name() && a.Mode() == b.Mode() &&
+		a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.IsDir() == b.IsDir() && sa.Uid == sb.Uid && sa.Gid == sb.Gid
+}
+
+// What openat2's path says of a file is what os says of it, whatever the
+// file's type and mode bits.
+func TestBeneathInfoAsOs(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name string, f func(string) error) {
+		if err := f(filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("plain", func(p string) error { return os.WriteFile(p, []byte("abc"), 0o640) })
+	mk("setid", func(p string) error {
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			return err
+		}
+		return os.Chmod(p, 0o755|os.ModeSetuid|os.ModeSetgid)
+	})
+	mk("sticky", func(p string) error {
+		if err := os.Mkdir(p, 0o777); err != nil {
+			return err
+		}
+		return os.Chmod(p, 0o777|os.ModeSticky)
+	})
+	mk("fifo", func(p string) error { return syscall.Mkfifo(p, 0o600) })
+	mk("sock", func(p string) error {
+		fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(fd)
+		return syscall.Bind(fd, &syscall.SockaddrUnix{Name: p})
+	})
+	mk("link", func(p string) error { return os.Symlink("plain", p) })
+	r, err := OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, name := range []string{"plain", "setid", "sticky", "fifo", "sock", "link"} {
+		res, fi, err, ok := r.statBeneath("/" + name)
+		if noBeneath.Load() {
+			t.Skip("no openat2 here")
+		}
+		target := name
+		if name == "link" {
+			target = "plain"
+		}
+		want, werr := os.Lstat(filepath.Join(root, target))
+		if !ok || err != nil || werr != nil || res != "/"+target || !sameInfo(fi, want) {
+			t.Errorf("%s: %q %v %v %v; os says %v %v", name, res, fi, err, ok, want, werr)
+		}
+	}
+	// A FIFO or a socket is refused without being opened: by the walk.
+	for _, name := range []string{"fifo", "sock", "sticky"} {
+		if _, err, ok := r.openBeneath("/"+name, Config); ok {
+			t.Errorf("%s: opened by the fast path (%v)", name, err)
+		}
+		if _, err := r.ReadFile("/"+name, Config); err == nil {
+			t.Errorf("%s: read", name)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxLinks is how many symbolic links one path may traverse (Linux's limit).
@@ -32,6 +34,12 @@ type Root struct {
 	// through, by resolved node path, while the root holds (a walk of
 	// the next file there looks at each again otherwise).
 	dirs map[string]fs.FileInfo
+	// abs is the root's directory on this host; fd that directory opened
+	// for openat2 (beneath) at its first use, -1 before; host the path
+	// /proc names it by.
+	abs  string
+	fd   int
+	host string
 }
 
 // maxHeld bounds the directories a root holds open.
@@ -70,12 +78,16 @@ func OpenRoot(dir string) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening node root: %w", err)
 	}
-	return &Root{r: r, Live: abs == "/"}, nil
+	return &Root{r: r, Live: abs == "/", abs: abs, fd: -1}, nil
 }
 
 func (n *Root) Close() error {
 	for d := range n.kept {
 		d.Close()
+	}
+	if n.fd >= 0 {
+		unix.Close(n.fd)
+		n.fd = -1
 	}
 	n.held, n.kept, n.dirs = nil, nil, nil
 	return n.r.Close()
@@ -101,6 +113,9 @@ func (n *Root) Resolve(p string) (string, error) {
 // resolve is Resolve, with what the resolved path names when the last step
 // looked at it (nil for the root itself, or after a last "..").
 func (n *Root) resolve(p string) (string, fs.FileInfo, error) {
+	if res, fi, err, ok := n.statBeneath(p); ok {
+		return res, fi, err
+	}
 	w, err := n.walk(p)
 	defer w.close()
 	return w.res, w.last, err
@@ -249,16 +264,19 @@ func (n *Root) Stat(p string) (string, fs.FileInfo, error) {
 
 // Open opens the regular file node path p names, as the package's Open does.
 func (n *Root) Open(p string, k Kind) (io.ReadCloser, error) {
-	w, err := n.walk(p)
-	defer w.close()
-	if err != nil {
-		return nil, err
-	}
-	dir, name, ok := w.in()
+	f, err, ok := n.openBeneath(p, k)
 	if !ok {
-		dir, name = n.r, rel(w.res)
+		w, werr := n.walk(p)
+		defer w.close()
+		if werr != nil {
+			return nil, werr
+		}
+		dir, name, ok := w.in()
+		if !ok {
+			dir, name = n.r, rel(w.res)
+		}
+		f, err = openIn(dir, name, p, k)
 	}
-	f, err := openIn(dir, name, p, k)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -281,6 +299,10 @@ func (n *Root) ReadFile(p string, k Kind) ([]byte, error) {
 
 // ReadDir returns the names in directory p, sorted.
 func (n *Root) ReadDir(p string) ([]string, error) {
+	if names, err, ok := n.dirBeneath(p); ok {
+		slices.Sort(names)
+		return names, err
+	}
 	w, err := n.walk(p)
 	defer w.close()
 	if err != nil {
