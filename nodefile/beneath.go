@@ -27,8 +27,16 @@ var noBeneath atomic.Bool
 // beneathOff turns the fast path off (tests of the walk alone).
 var beneathOff bool
 
-// beneath opens node path p from the root with flags.
+// inRoot resolves as the walk does.
+const inRoot = unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS
+
+// beneath opens node path p from the root with flags, resolved as the walk
+// does.
 func (n *Root) beneath(p string, flags uint64) (int, error) {
+	return n.openat2(p, flags, inRoot)
+}
+
+func (n *Root) openat2(p string, flags, resolve uint64) (int, error) {
 	if beneathOff || noBeneath.Load() {
 		return -1, unix.ENOSYS
 	}
@@ -39,7 +47,7 @@ func (n *Root) beneath(p string, flags uint64) (int, error) {
 		}
 		n.fd = fd
 	}
-	how := unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
+	how := unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Resolve: resolve}
 	for {
 		fd, err := unix.Openat2(n.fd, rel(p), &how)
 		if err == unix.EINTR {
@@ -66,7 +74,7 @@ func (n *Root) resolved(fd int) (string, bool) {
 	case !ok || strings.HasSuffix(host, " (deleted)"):
 		return "", false
 	case n.host == "/":
-		return host, host != "/"
+		return host, true
 	case strings.HasPrefix(host, n.host+"/"):
 		return host[len(n.host):], true
 	}
@@ -83,11 +91,37 @@ func procPath(fd int) (string, bool) {
 	return string(buf[:k]), true
 }
 
+// locate opens node path p with O_PATH and flags and says the node path it
+// resolves to. A path through no link, whose ".." never climbs above the
+// root, resolves to itself cleaned; any other, /proc names. ok is false
+// when the kernel or /proc could not say; err is openat2's.
+func (n *Root) locate(p string, flags uint64) (fd int, res string, err error, ok bool) {
+	fd, err = n.openat2(p, unix.O_PATH|flags, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS)
+	switch err {
+	case nil:
+		return fd, path.Clean("/" + p), nil, true
+	case unix.ENOENT:
+		// Missing before any link: missing through the links too.
+		return -1, "", err, true
+	}
+	if fd, err = n.beneath(p, unix.O_PATH|flags); err != nil {
+		return -1, "", err, err != unix.ENOSYS
+	}
+	if res, ok = n.resolved(fd); !ok {
+		unix.Close(fd)
+		return -1, "", nil, false
+	}
+	return fd, res, nil, true
+}
+
 // statBeneath is Stat's fast path: the resolved node path and what it
 // names, or, for a name missing from a directory that is there, the walk's
 // error and path.
 func (n *Root) statBeneath(p string) (string, fs.FileInfo, error, bool) {
-	fd, err := n.beneath(p, unix.O_PATH)
+	fd, res, err, ok := n.locate(p, 0)
+	if !ok {
+		return "", nil, nil, false
+	}
 	if err == unix.ENOENT {
 		// The walk's answer when only the last name is missing: the
 		// directory's resolved path and the name.
@@ -95,32 +129,25 @@ func (n *Root) statBeneath(p string) (string, fs.FileInfo, error, bool) {
 		if name == "" || name == "." || name == ".." || strings.Trim(dir, "/") == "" {
 			return "", nil, nil, false
 		}
-		dfd, err := n.beneath(dir, unix.O_PATH|unix.O_DIRECTORY)
-		if err != nil {
+		dfd, dres, err, ok := n.locate(dir, unix.O_DIRECTORY)
+		if !ok || err != nil {
 			return "", nil, nil, false
 		}
 		defer unix.Close(dfd)
 		// Not there at all: a link whose target is missing resolves
 		// to the target's path.
 		var st unix.Stat_t
-		if unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT {
+		if dres == "/" || unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT {
 			return "", nil, nil, false
 		}
-		if res, ok := n.resolved(dfd); ok {
-			return res + "/" + name, nil, &fs.PathError{Op: "stat", Path: p, Err: syscall.ENOENT}, true
-		}
-		return "", nil, nil, false
+		return dres + "/" + name, nil, &fs.PathError{Op: "stat", Path: p, Err: syscall.ENOENT}, true
 	}
 	if err != nil {
 		return "", nil, nil, false
 	}
 	defer unix.Close(fd)
-	res, ok := n.resolved(fd)
-	if !ok {
-		return "", nil, nil, false
-	}
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil {
+	if res == "/" || unix.Fstat(fd, &st) != nil {
 		return "", nil, nil, false
 	}
 	return res, newInfo(path.Base(res), &st), nil, true
