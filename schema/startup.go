@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // StartupWord is one of the kubelet's start-up messages (a format string or
@@ -41,7 +42,8 @@ var (
 // object of the embedded file alone, found by its key at the top level of
 // the file as make startup-words indents it, else by decoding the file (a
 // run asks for one version; decoding all ten was most of the cost of
-// apply's preflight). A test holds each to the whole file's.
+// apply's preflight), by the schema's reader, its strings the embedded
+// file's own. A test holds each to encoding/json's reading of the file.
 func loadStartup(minor string) *StartupData {
 	startupMu.Lock()
 	defer startupMu.Unlock()
@@ -50,7 +52,7 @@ func loadStartup(minor string) *StartupData {
 	}
 	d := &StartupData{}
 	key := "\n \"" + minor + "\": "
-	if i := strings.Index(startupJSON, key); i < 0 || json.NewDecoder(strings.NewReader(startupJSON[i+len(key):])).Decode(d) != nil {
+	if i := strings.Index(startupJSON, key); i < 0 || decodeStartup(startupJSON[i+len(key):], d) != nil {
 		var all map[string]*StartupData
 		if err := json.Unmarshal([]byte(startupJSON), &all); err != nil {
 			panic(fmt.Sprintf("schema startup words: %v", err))
@@ -76,4 +78,57 @@ func (v *Version) StartupWords() map[string][]StartupWord {
 // modules), from its source.
 func (v *Version) ExitMessages() []StartupWord {
 	return loadStartup(v.Minor).Exits
+}
+
+// decodeStartup reads one version's object at the start of s (what follows
+// it is not looked at) as encoding/json would, its strings shared with s.
+func decodeStartup(s string, d *StartupData) error {
+	r := &reader{s: s, b: unsafe.Slice(unsafe.StringData(s), len(s))}
+	words := func() ([]StartupWord, error) {
+		if r.peek() == 'n' {
+			return nil, r.skip()
+		}
+		out := []StartupWord{}
+		return out, r.array(func() error {
+			var w StartupWord
+			err := r.object(func(k string) error {
+				var err error
+				switch k {
+				case "format":
+					w.Format, err = r.str()
+				case "source":
+					w.Source, err = r.str()
+				default:
+					err = r.skip()
+				}
+				return err
+			})
+			out = append(out, w)
+			return err
+		})
+	}
+	return r.object(func(k string) error {
+		var err error
+		switch k {
+		case "words":
+			if r.peek() == 'n' {
+				d.Words = nil
+				return r.skip()
+			}
+			if d.Words == nil {
+				d.Words = map[string][]StartupWord{}
+			}
+			return r.object(func(probe string) error {
+				var ws []StartupWord
+				ws, err = words()
+				d.Words[probe] = ws
+				return err
+			})
+		case "exits":
+			d.Exits, err = words()
+		default:
+			err = r.skip()
+		}
+		return err
+	})
 }
