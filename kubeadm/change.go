@@ -147,7 +147,7 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 			}
 			return json.Marshal(r0.Config)
 		}
-		d, err := now.against(r1, nil)
+		d, err := now.against(r1, nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -155,8 +155,13 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 	} else {
 		res.Offline = true
 		res.Notes = append(res.Notes, "without kubeadm's ConfigMap (--kubeconfig, or its file) today's config.yaml stands for what kubeadm writes: a ConfigMap that differs may still revert the change")
-		current, err := yaml.YAMLToJSON(o.Current)
-		if err != nil {
+		// Today's file as the kubelet decodes it (its JSON is what
+		// YAMLToJSON gives), or, where it does not decode, as YAML.
+		doc, err := config.Decode(o.Current, config.DecodeOptions{File: o.CurrentFile, Version: o.Version, AllowUnknownFields: true})
+		var current []byte
+		if err == nil {
+			current = doc.JSON
+		} else if current, err = yaml.YAMLToJSON(o.Current); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.CurrentFile, err)
 		}
 		base = func() ([]byte, error) { return current, nil }
@@ -168,7 +173,7 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 		for p := range leaves(cur.Config) {
 			cur.Origins[p] = Origin{Kind: "config.yaml", File: o.CurrentFile, Detail: "today's file, taken for what kubeadm writes"}
 		}
-		d, err := now.against(cur, o.RunsNow)
+		d, err := now.against(cur, o.RunsNow, doc)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +266,7 @@ func persistPatch(o ChangeOptions, res *ChangeResult, now *today, base, desired 
 	if err != nil {
 		return fmt.Errorf("kubeadm with the patch: %w", err)
 	}
-	d, err := now.against(after, nil)
+	d, err := now.against(after, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func CompareDriftWith(data []byte, file string, next *Result, v *schema.Version,
 	if err != nil {
 		return nil, err
 	}
-	return t.against(next, nil)
+	return t.against(next, nil, nil)
 }
 
 // today is config.yaml's side of a drift, read once for every rendering it
@@ -103,16 +103,21 @@ func readToday(data []byte, file string, v *schema.Version, runs Runs) (*today, 
 }
 
 // against compares today's side with what kubeadm writes (next); known,
-// when not nil, is what the kubelet runs with it.
-func (t *today) against(next *Result, known *v1beta1.KubeletConfiguration) (*Drift, error) {
+// when not nil, is what the kubelet runs with it; decoded, when not nil, is
+// next's configuration already decoded (a file's, next read from its JSON).
+func (t *today) against(next *Result, known *v1beta1.KubeletConfiguration, decoded *config.Document) (*Drift, error) {
 	v := t.v
-	js, err := json.Marshal(next.Config)
-	if err != nil {
-		return nil, err
-	}
-	after, err := config.Decode(js, config.DecodeOptions{File: "kubeadm", Version: v, AllowUnknownFields: true})
-	if err != nil {
-		return nil, fmt.Errorf("what kubeadm writes does not decode for kubelet %s: %w", v.Minor, err)
+	after, js := decoded, []byte(nil)
+	var err error
+	if after != nil {
+		js = after.JSON
+	} else {
+		if js, err = json.Marshal(next.Config); err != nil {
+			return nil, err
+		}
+		if after, err = config.Decode(js, config.DecodeOptions{File: "kubeadm", Version: v, AllowUnknownFields: true}); err != nil {
+			return nil, fmt.Errorf("what kubeadm writes does not decode for kubelet %s: %w", v.Minor, err)
+		}
 	}
 	rb := config.Default(after.Config, v)
 	switch {
