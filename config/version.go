@@ -45,6 +45,90 @@ func pruneAt(obj map[string]any, path string, idx map[string]map[string]schema.F
 	}
 }
 
+// PruneTree is a configuration's JSON tree without the keys kubelet v has no
+// field for, keys matched to fields as encoding/json matches them (the exact
+// name, else the name in another case): decoded into the newest types, it
+// gives what decoding obj into v's gives. Unlike Prune it changes no value
+// that stays (an empty list stays empty, which the kubelet's defaulting
+// tells from none). obj is not changed: what changes is copied.
+func PruneTree(obj map[string]any, v *schema.Version) map[string]any {
+	out, _ := pruneTree(obj, "", childIndex(v))
+	return out
+}
+
+func pruneTree(obj map[string]any, path string, idx map[string]map[string]schema.Field) (map[string]any, bool) {
+	known := idx[path]
+	var out map[string]any // obj's copy, once something changes
+	set := func(k string, val any, drop bool) {
+		if out == nil {
+			out = make(map[string]any, len(obj))
+			for k, v := range obj {
+				out[k] = v
+			}
+		}
+		if drop {
+			delete(out, k)
+		} else {
+			out[k] = val
+		}
+	}
+	for k, val := range obj {
+		if path == "" && (k == "apiVersion" || k == "kind") {
+			continue
+		}
+		name, f, ok := fieldFold(known, k)
+		if !ok {
+			set(k, nil, true)
+			continue
+		}
+		child := join(path, name)
+		switch x := val.(type) {
+		case map[string]any:
+			if f.Type == "object" {
+				if m, changed := pruneTree(x, child, idx); changed {
+					set(k, m, false)
+				}
+			}
+		case []any:
+			if strings.HasPrefix(f.Type, "[]") && idx[child+"[]"] != nil {
+				var items []any
+				for i, item := range x {
+					m, ok := item.(map[string]any)
+					if !ok {
+						continue
+					}
+					if pm, changed := pruneTree(m, child+"[]", idx); changed {
+						if items == nil {
+							items = append([]any(nil), x...)
+						}
+						items[i] = pm
+					}
+				}
+				if items != nil {
+					set(k, items, false)
+				}
+			}
+		}
+	}
+	if out == nil {
+		return obj, false
+	}
+	return out, true
+}
+
+// fieldFold is the known field key names, as encoding/json finds it.
+func fieldFold(known map[string]schema.Field, key string) (string, schema.Field, bool) {
+	if f, ok := known[key]; ok {
+		return key, f, true
+	}
+	for name, f := range known {
+		if strings.EqualFold(name, key) {
+			return name, f, true
+		}
+	}
+	return "", schema.Field{}, false
+}
+
 // JSON renders cfg as kubelet v would serve it on /configz: v1beta1 JSON with
 // only the fields v has.
 func JSON(cfg *v1beta1.KubeletConfiguration, v *schema.Version) ([]byte, error) {

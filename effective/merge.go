@@ -143,11 +143,7 @@ func patchTree(doc jsonTree, d *Dropin) error {
 }
 
 func decodeVersioned(doc jsonTree, v *schema.Version) (*v1beta1.KubeletConfiguration, error) {
-	out, err := decodeMerged(doc)
-	if err != nil {
-		return nil, err
-	}
-	out, err = config.Prune(out, v)
+	out, err := decodeMerged(config.PruneTree(doc, v))
 	if err != nil {
 		return nil, err
 	}
