@@ -40,13 +40,14 @@ type memoEntry struct {
 func (m *memo) get(data []byte, opts DecodeOptions) (*Document, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.entries[memoKey{string(data), opts}]; ok {
-		return e.doc.copy(), true
+	key := opts
+	key.File = ""
+	if e, ok := m.entries[memoKey{string(data), key}]; ok {
+		return e.doc.copyAs(opts.File), true
 	}
-	other := opts
-	other.AllowUnknownFields = !opts.AllowUnknownFields
-	if e, ok := m.entries[memoKey{string(data), other}]; ok && e.unknown == 0 {
-		return e.doc.copy(), true
+	key.AllowUnknownFields = !opts.AllowUnknownFields
+	if e, ok := m.entries[memoKey{string(data), key}]; ok && e.unknown == 0 {
+		return e.doc.copyAs(opts.File), true
 	}
 	return nil, false
 }
@@ -63,8 +64,24 @@ func (m *memo) put(data []byte, opts DecodeOptions, d *Document, unknown int) {
 	if m.entries == nil {
 		m.entries = map[memoKey]memoEntry{}
 	}
+	// The file's name is only what the problems say: the same bytes read
+	// under another name (a path given relative, then absolute) are
+	// renamed, not read again.
+	opts.File = ""
 	m.entries[memoKey{string(data), opts}] = memoEntry{doc: d, unknown: unknown}
 	m.bytes += len(data)
+}
+
+// copyAs is copy, named file.
+func (d *Document) copyAs(file string) *Document {
+	out := d.copy()
+	if out.File != file {
+		out.File = file
+		for i := range out.Problems {
+			out.Problems[i].File = file
+		}
+	}
+	return out
 }
 
 // copy is a document the caller may change: its problems and typed

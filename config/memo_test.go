@@ -60,6 +60,32 @@ func TestDecodeRemembersByOptions(t *testing.T) {
 	}
 }
 
+// The same bytes under another name: remembered, and every problem names
+// the file it was read as this time.
+func TestDecodeRenamesARememberedDocument(t *testing.T) {
+	v := mustVersion(t, "1.37")
+	data := []byte(header + "maxPods: 7\nnoSuchField: 1\nmaxPods: 8\n")
+	first, err := Decode(data, DecodeOptions{Version: v, File: "config.yaml", AllowUnknownFields: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Decode(data, DecodeOptions{Version: v, File: "/var/lib/kubelet/config.yaml", AllowUnknownFields: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.File != "/var/lib/kubelet/config.yaml" || len(second.Problems) != len(first.Problems) || len(first.Problems) < 2 {
+		t.Fatalf("renamed: %q, %v; first %v", second.File, second.Problems, first.Problems)
+	}
+	for i, p := range second.Problems {
+		if p.File != second.File || first.Problems[i].File != "config.yaml" || p.Message != first.Problems[i].Message {
+			t.Errorf("problem %d: %+v (first read: %+v)", i, p, first.Problems[i])
+		}
+	}
+	if again, _ := Decode(data, DecodeOptions{Version: v, File: "config.yaml", AllowUnknownFields: true}); again.Problems[0].File != "config.yaml" {
+		t.Errorf("the remembered document took the other name: %+v", again.Problems)
+	}
+}
+
 // TestDecodeForgetsBigFiles: a big document is not kept.
 func TestDecodeForgetsBigFiles(t *testing.T) {
 	v := mustVersion(t, "1.37")
