@@ -147,6 +147,15 @@ func (w walked) in() (*os.Root, string, bool) {
 	return w.dirs[len(w.names)-1], w.names[len(w.names)-1], true
 }
 
+// where is the directory that holds what the walk resolved and its name
+// there: the walk's own, else the root and the whole resolved path.
+func (w walked) where() (*os.Root, string) {
+	if dir, name, ok := w.in(); ok {
+		return dir, name
+	}
+	return w.n.r, rel(w.res)
+}
+
 // walk walks down p with the directories of the resolved part held open,
 // each name looked at in its own directory: one lstat per component, where
 // an lstat of the whole prefix from the root would walk it again each
@@ -271,10 +280,7 @@ func (n *Root) Open(p string, k Kind) (io.ReadCloser, error) {
 		if werr != nil {
 			return nil, werr
 		}
-		dir, name, ok := w.in()
-		if !ok {
-			dir, name = n.r, rel(w.res)
-		}
+		dir, name := w.where()
 		f, err = openIn(dir, name, p, k)
 	}
 	if err != nil {
@@ -308,10 +314,7 @@ func (n *Root) ReadDir(p string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, name, ok := w.in()
-	if !ok {
-		dir, name = n.r, rel(w.res)
-	}
+	dir, name := w.where()
 	f, err := dir.Open(name)
 	if err != nil {
 		return nil, nodeError("open", p, err)
