@@ -244,11 +244,38 @@ func SettableField(cfg *v1beta1.KubeletConfiguration, path string) (reflect.Valu
 	return fieldAt(cfg, path, true)
 }
 
+// A FieldPath is a JSON path of the configuration resolved to the struct
+// fields that lead to it: for reading one path of many configurations
+// without looking it up each time.
+type FieldPath struct {
+	steps [][]int
+	ok    bool
+}
+
+// PathOf resolves a JSON path; false when no field has it (the FieldPath
+// then finds nothing).
+func PathOf(path string) (FieldPath, bool) {
+	steps, ok := indexPath(path)
+	return FieldPath{steps, ok}, ok
+}
+
+// In is FieldByPath(cfg, the path).
+func (p FieldPath) In(cfg *v1beta1.KubeletConfiguration) (reflect.Value, bool) {
+	if !p.ok {
+		return reflect.Value{}, false
+	}
+	return walkSteps(cfg, p.steps, false)
+}
+
 func fieldAt(cfg *v1beta1.KubeletConfiguration, path string, alloc bool) (reflect.Value, bool) {
 	steps, ok := indexPath(path)
 	if !ok {
 		return reflect.Value{}, false
 	}
+	return walkSteps(cfg, steps, alloc)
+}
+
+func walkSteps(cfg *v1beta1.KubeletConfiguration, steps [][]int, alloc bool) (reflect.Value, bool) {
 	cur := reflect.ValueOf(cfg).Elem()
 	for _, step := range steps {
 		for cur.Kind() == reflect.Pointer {

@@ -158,8 +158,8 @@ func layer(opts stack) (*Result, error) {
 	if len(opts.dropins) > 0 && res.ConfigDir == "" {
 		return nil, fmt.Errorf("drop-ins to lay over the --config-dir, but the kubelet runs without one")
 	}
-	leaves := leafPaths(v)
-	origins := make(map[string]Origin, len(leaves))
+	leaves := leavesOf(v)
+	origins := make(map[string]Origin, len(leaves.paths))
 
 	// The kubelet takes the gates of its command line first, on their own.
 	flagGates := &v1beta1.KubeletConfiguration{}
@@ -178,7 +178,7 @@ func layer(opts stack) (*Result, error) {
 	var doc *config.Document
 	if res.ConfigFile == "" {
 		cfg = config.FlagsBaseline(v)
-		setAll(origins, leaves, Origin{Kind: "flags-default"})
+		setAll(origins, leaves.paths, Origin{Kind: "flags-default"})
 		set, err := cl.Apply(cfg)
 		if err != nil {
 			return nil, err
@@ -207,7 +207,7 @@ func layer(opts stack) (*Result, error) {
 				return nil, err
 			}
 		}
-		setAll(origins, leaves, Origin{Kind: "default"})
+		setAll(origins, leaves.paths, Origin{Kind: "default"})
 		markKeys(origins, leaves, doc, cfg, Origin{Kind: "file", File: path})
 	}
 
@@ -392,7 +392,7 @@ func loadConfigFile(data []byte, path, dir string, v *schema.Version, res *Resul
 	return config.ResolvePaths(config.Default(doc.Config, v), v, dir), doc, nil
 }
 
-func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, opts stack, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
+func applyDropins(cfg *v1beta1.KubeletConfiguration, dir string, opts stack, res *Result, origins map[string]Origin, leaves *leafSet) (*v1beta1.KubeletConfiguration, error) {
 	files, err := List(dir)
 	if err != nil {
 		return nil, err
@@ -508,16 +508,16 @@ func markFlags(origins map[string]Origin, set []string, cl *flags.CommandLine, s
 
 // markKeys attributes to a file the leaves it sets, unless the kubelet
 // replaced its zero value with the default.
-func markKeys(origins map[string]Origin, leaves []string, doc *config.Document, final *v1beta1.KubeletConfiguration, o Origin) {
+func markKeys(origins map[string]Origin, leaves *leafSet, doc *config.Document, final *v1beta1.KubeletConfiguration, o Origin) {
 	if doc == nil {
 		return
 	}
-	for _, leaf := range leaves {
+	for n, leaf := range leaves.paths {
 		pos, ok := keyPos(doc, leaf)
 		if !ok {
 			continue
 		}
-		if fileVal, finalVal := leafValue(doc.Config, leaf), leafValue(final, leaf); isZeroValue(fileVal) && !reflect.DeepEqual(fileVal, finalVal) {
+		if fileVal, finalVal := leaves.value(doc.Config, n), leaves.value(final, n); isZeroValue(fileVal) && !reflect.DeepEqual(fileVal, finalVal) {
 			continue // the kubelet defaulted the zero value the file wrote
 		}
 		o.Line = pos
@@ -646,7 +646,10 @@ func leafPaths(v *schema.Version) []string {
 }
 
 // leafSet is a version's leaf paths, and each lower-cased.
-type leafSet struct{ paths, lower []string }
+type leafSet struct {
+	paths, lower []string
+	at           []config.FieldPath // the fields of paths
+}
 
 // leafSets holds each version's leaves once made (*schema.Version →
 // *leafSet): every layering, and every drop-in merge, looks at them all.
@@ -659,8 +662,10 @@ func leavesOf(v *schema.Version) *leafSet {
 	l := &leafSet{}
 	for _, f := range v.Fields() {
 		if f.Type != "object" && !strings.Contains(f.Path, "[]") && !strings.Contains(f.Path, "{}") {
+			at, _ := config.PathOf(f.Path)
 			l.paths = append(l.paths, f.Path)
 			l.lower = append(l.lower, strings.ToLower(f.Path))
+			l.at = append(l.at, at)
 		}
 	}
 	got, _ := leafSets.LoadOrStore(v, l)
@@ -673,6 +678,18 @@ func leafValue(cfg *v1beta1.KubeletConfiguration, path string) any {
 		return nil
 	}
 	v, ok := config.FieldByPath(cfg, path)
+	if !ok {
+		return nil
+	}
+	return v.Interface()
+}
+
+// value is leafValue of the set's leaf i.
+func (l *leafSet) value(cfg *v1beta1.KubeletConfiguration, i int) any {
+	if cfg == nil {
+		return nil
+	}
+	v, ok := l.at[i].In(cfg)
 	if !ok {
 		return nil
 	}

@@ -23,7 +23,7 @@ type merger interface {
 	merge(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *schema.Version, defaultEviction bool, step func(int, *v1beta1.KubeletConfiguration)) (*v1beta1.KubeletConfiguration, error)
 	// mergeAttributed merges as merge does and records in origins which
 	// drop-in each leaf comes from.
-	mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error)
+	mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves *leafSet) (*v1beta1.KubeletConfiguration, error)
 	// checkTypeMeta refuses a drop-in whose apiVersion and kind the
 	// kubelet refuses.
 	checkTypeMeta(path, apiVersion, kind string) error
@@ -82,20 +82,19 @@ func (mergePatch) lenientDuplicate(p config.Problem, _ *schema.Version) (config.
 func (mergePatch) wholeFile() bool { return false }
 
 // mergeNamed is the mergeAttributed of a merge patch model m.
-func mergeNamed(m merger, cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
+func mergeNamed(m merger, cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves *leafSet) (*v1beta1.KubeletConfiguration, error) {
 	out, err := m.merge(cfg, ds, res.Version, res.defaultEviction, nil)
 	if err != nil {
 		return nil, err
 	}
-	attributeNamed(cfg, out, ds, origins, leaves, leavesOf(res.Version).lower)
+	attributeNamed(cfg, out, ds, origins, leaves)
 	return out, nil
 }
 
 // attributeNamed records the origins after a merge patch: a field comes
 // from the last drop-in that names it; one that changed without being
 // named was defaulted again (after a null) or follows another field.
-// lower is leaves lower-cased.
-func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origins map[string]Origin, leaves, lower []string) {
+func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origins map[string]Origin, leaves *leafSet) {
 	folded := make([]*foldedKeys, len(ds))
 	// byLower lists, for each key lower-cased, the drop-ins that have it
 	// (in order): the only ones a leaf can be found in, when no drop-in
@@ -112,8 +111,8 @@ func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origin
 	for i := range all {
 		all[i] = i
 	}
-	for n, leaf := range leaves {
-		lower := lower[n]
+	for n, leaf := range leaves.paths {
+		lower := leaves.lower[n]
 		named := false
 		in := all
 		if ascii && isASCII(leaf) {
@@ -130,13 +129,13 @@ func attributeNamed(cfg, out *v1beta1.KubeletConfiguration, ds []*Dropin, origin
 				named = true
 				break
 			}
-			if pos, ok := folded[i].line(leaf, lower); ok && sameJSON(valueFold(ds[i].JSON, leaf), leafValue(out, leaf)) {
+			if pos, ok := folded[i].line(leaf, lower); ok && sameJSON(valueFold(ds[i].JSON, leaf), leaves.value(out, n)) {
 				origins[leaf] = Origin{Kind: "dropin", File: ds[i].Path, Line: pos}
 				named = true
 				break
 			}
 		}
-		if !named && !reflect.DeepEqual(leafValue(cfg, leaf), leafValue(out, leaf)) {
+		if !named && !reflect.DeepEqual(leaves.value(cfg, n), leaves.value(out, n)) {
 			origins[leaf] = Origin{Kind: "default"}
 		}
 	}
@@ -171,7 +170,7 @@ func (versionedMergePatch) merge(cfg *v1beta1.KubeletConfiguration, ds []*Dropin
 	return decodeVersioned(doc, v)
 }
 
-func (m versionedMergePatch) mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
+func (m versionedMergePatch) mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves *leafSet) (*v1beta1.KubeletConfiguration, error) {
 	return mergeNamed(m, cfg, ds, res, origins, leaves)
 }
 
@@ -212,7 +211,7 @@ func (internalMergePatch) merge(cfg *v1beta1.KubeletConfiguration, ds []*Dropin,
 	return decodeInternal(cfg, acc, v)
 }
 
-func (m internalMergePatch) mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
+func (m internalMergePatch) mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves *leafSet) (*v1beta1.KubeletConfiguration, error) {
 	return mergeNamed(m, cfg, ds, res, origins, leaves)
 }
 
@@ -277,16 +276,16 @@ func (loadAndCopy) merge(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, v *sch
 
 // mergeAttributed attributes each change to the drop-in that made it: every
 // drop-in rewrites whatever it has non-zero, defaults included.
-func (m loadAndCopy) mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves []string) (*v1beta1.KubeletConfiguration, error) {
+func (m loadAndCopy) mergeAttributed(cfg *v1beta1.KubeletConfiguration, ds []*Dropin, res *Result, origins map[string]Origin, leaves *leafSet) (*v1beta1.KubeletConfiguration, error) {
 	if len(ds) > 0 {
 		res.Warnings = append(res.Warnings, warning.New(warning.DropinResets, "kubelet %s loads each drop-in as a whole config file: every field a drop-in does not set is reset to its default, and a drop-in cannot set a zero or false value", res.Version.Minor))
 	}
 	prev := cfg
 	attribute := func(i int, next *v1beta1.KubeletConfiguration) {
 		d := ds[i]
-		for _, leaf := range leaves {
+		for n, leaf := range leaves.paths {
 			pos, inFile := keyPos(d.Doc, leaf)
-			if inFile || !reflect.DeepEqual(leafValue(prev, leaf), leafValue(next, leaf)) {
+			if inFile || !reflect.DeepEqual(leaves.value(prev, n), leaves.value(next, n)) {
 				origins[leaf] = Origin{Kind: "dropin", File: d.Path, Line: pos}
 			}
 		}
