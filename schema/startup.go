@@ -52,7 +52,9 @@ func loadStartup(minor string) *StartupData {
 	}
 	d := &StartupData{}
 	key := "\n \"" + minor + "\": "
-	if i := strings.Index(startupJSON, key); i < 0 || decodeStartup(startupJSON[i+len(key):], d) != nil {
+	// From the end: the newest versions, the ones most nodes run, are last,
+	// and the file's pages before them are never touched.
+	if i := strings.LastIndex(startupJSON, key); i < 0 || decodeStartup(startupJSON[i+len(key):], d) != nil {
 		var all map[string]*StartupData
 		if err := json.Unmarshal([]byte(startupJSON), &all); err != nil {
 			panic(fmt.Sprintf("schema startup words: %v", err))
