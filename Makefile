@@ -102,6 +102,7 @@ ansible-demo: build ansible-core
 # (builds a generator per release in schema/releases.txt; ~5 min each cold).
 schema: legacy-flags startup-words
 	hack/schemagen/generate.sh
+	hack/schemagen/embeds.sh
 
 # The kubelet's start-up messages of every release (the table of start-up
 # refusals, package startup), read from each release's source.

@@ -24,8 +24,9 @@ type reader struct {
 }
 
 // newReader reads raw, which nothing may change after: its strings share
-// raw's memory (the embedded files are read into copies of their own, and
-// every reader of the tables only reads).
+// raw's memory (a version's data is the binary's own read-only string, the
+// other embedded files copies of their own, and every reader of the tables
+// only reads).
 func newReader(raw []byte) *reader {
 	if len(raw) == 0 {
 		return &reader{b: raw}

@@ -64,3 +64,18 @@ func TestDecodeDataRefusesBrokenDocuments(t *testing.T) {
 		t.Errorf("escapes: %q, raw %s", d.Behaviour, d.Defaults)
 	}
 }
+
+// Every release's data is embedded as a string of its own, the file's bytes
+// (make schema writes the list).
+func TestEmbeddedDataIsEveryRelease(t *testing.T) {
+	if len(embeddedData) != len(Versions()) {
+		t.Errorf("%d data files embedded as strings, %d releases (run make schema)", len(embeddedData), len(Versions()))
+	}
+	for _, v := range Versions() {
+		s, ok := embeddedData[v.Minor]
+		raw, err := files.ReadFile("data/v" + v.Minor + ".json")
+		if !ok || err != nil || *s != string(raw) {
+			t.Errorf("%s: embedded %v, file %v", v.Minor, ok, err)
+		}
+	}
+}

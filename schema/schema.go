@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	goversion "github.com/hashicorp/go-version"
 )
@@ -219,11 +220,14 @@ func Resolve(s string) (*Version, error) {
 
 func (v *Version) load() error {
 	v.once.Do(func() {
-		raw, err := files.ReadFile("data/v" + v.Minor + ".json")
-		if err != nil {
-			v.err = fmt.Errorf("schema data for kubelet %s: %w", v.Minor, err)
+		// Read where the binary holds it (decodeData's strings and raw
+		// values are its own substrings: nothing writes to them).
+		s, ok := embeddedData[v.Minor]
+		if !ok {
+			v.err = fmt.Errorf("schema data for kubelet %s: not embedded (run make schema)", v.Minor)
 			return
 		}
+		raw := unsafe.Slice(unsafe.StringData(*s), len(*s))
 		if err := decodeData(raw, &v.d); err != nil {
 			v.err = fmt.Errorf("schema data for kubelet %s: %w", v.Minor, err)
 			return
