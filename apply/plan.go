@@ -43,6 +43,9 @@ type Plan struct {
 	Masked []Masked
 
 	old, next *effective.Result
+	// oldMap and nextMap are their configurations rendered (config.ToMap),
+	// only read.
+	oldMap, nextMap map[string]any
 	// read is what the plan found in each file it writes or removes (its
 	// SHA-256, "" when absent): the backup refuses a file changed since
 	// (an edit during a long drain), naming it.
@@ -62,7 +65,7 @@ func (p *Plan) outcome(o Options) (*Outcome, error) {
 	v := o.Setup.Version
 	out := &Outcome{Changes: p.Changes, ConfigFile: p.ConfigFile, KubeletVersion: v.Minor, Writes: []string{}}
 	var err error
-	if out.Breaks, err = audit.Breaks(v, p.old.Config, p.next.Config); err != nil {
+	if out.Breaks, err = audit.BreaksRendered(v, p.old.Config, p.next.Config, p.oldMap, p.nextMap); err != nil {
 		return nil, err
 	}
 	out.configs = &outcomeConfigs{before: p.old.Config, after: p.next.Config, v: v}
@@ -238,17 +241,24 @@ func plan(o Options) (*Plan, error) {
 	if r := after.Verdict(); r != nil {
 		return nil, fmt.Errorf("the new configuration is invalid for kubelet %s: %w", v.Minor, r)
 	}
-	changes, err := diff.Compute(old.Config, after.Config, v)
+	// Each configuration rendered once, for the diff, the masked fields and
+	// the audit's gate.
+	oldMap, err := config.ToMap(old.Config, v)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: after, Removes: removes,
+	nextMap, err := config.ToMap(after.Config, v)
+	if err != nil {
+		return nil, err
+	}
+	changes := diff.CompareMaps(oldMap, nextMap, v)
+	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: after, oldMap: oldMap, nextMap: nextMap, Removes: removes,
 		Writes: append([]FileWrite{{Path: target, Content: newFile}}, extra...)}
 	if onlyRemoves || o.Restore != nil {
 		p.Writes = extra
 	}
 	if o.Dropin == "" && !onlyRemoves && o.Restore == nil {
-		if p.Masked, err = masked(v, current, newDoc, path, changes, old); err != nil {
+		if p.Masked, err = masked(v, current, newDoc, path, changes, old, oldMap); err != nil {
 			return nil, err
 		}
 	}
@@ -420,7 +430,7 @@ func currentFile(o Options, configFile, path string) ([]byte, error) {
 // or a drop-in sets them. A current file that does not decode masks
 // nothing (the change is the whole file). nxt is the new file as
 // checkNewFile decoded it.
-func masked(v *schema.Version, current []byte, nxt *config.Document, path string, changes []diff.Change, old *effective.Result) ([]Masked, error) {
+func masked(v *schema.Version, current []byte, nxt *config.Document, path string, changes []diff.Change, old *effective.Result, runs map[string]any) ([]Masked, error) {
 	if current == nil {
 		return nil, nil
 	}
@@ -429,10 +439,6 @@ func masked(v *schema.Version, current []byte, nxt *config.Document, path string
 		return nil, nil
 	}
 	inFile, err := diff.Compute(config.Default(cur.Config, v), config.Default(nxt.Config, v), v)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := config.ToMap(old.Config, v)
 	if err != nil {
 		return nil, err
 	}

@@ -223,9 +223,16 @@ func sectionSet(names []string) (map[string]bool, error) {
 }
 
 func newState(v *schema.Version, b *benchmark, cfg *v1beta1.KubeletConfiguration) (*state, error) {
-	values, err := config.ToMap(cfg, v)
-	if err != nil {
-		return nil, err
+	return newStateOf(v, b, cfg, nil)
+}
+
+// newStateOf is newState given cfg's config.ToMap (nil: made here).
+func newStateOf(v *schema.Version, b *benchmark, cfg *v1beta1.KubeletConfiguration, values map[string]any) (*state, error) {
+	if values == nil {
+		var err error
+		if values, err = config.ToMap(cfg, v); err != nil {
+			return nil, err
+		}
 	}
 	return &state{v: v, b: b, cfg: cfg, values: values}, nil
 }

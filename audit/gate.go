@@ -12,14 +12,21 @@ import (
 // OnConfig runs the checks of the benchmark for kubelet v that the
 // configuration alone decides, and returns those that do not pass.
 func OnConfig(v *schema.Version, cfg *v1beta1.KubeletConfiguration) ([]Result, error) {
-	return onConfig(v, cfg, func(*check) bool { return true })
+	return onConfig(v, cfg, nil, func(*check) bool { return true })
 }
 
 // Breaks returns the checks a change of configuration breaks: those the
 // configuration alone decides that pass on old and fail on new. diff shows
 // them, apply refuses them unless told otherwise.
 func Breaks(v *schema.Version, old, new *v1beta1.KubeletConfiguration) ([]Result, error) {
-	before, err := OnConfig(v, old)
+	return BreaksRendered(v, old, new, nil, nil)
+}
+
+// BreaksRendered is Breaks given each configuration's config.ToMap as well
+// (nil: made here), which it only reads.
+func BreaksRendered(v *schema.Version, old, new *v1beta1.KubeletConfiguration, oldValues, newValues map[string]any) ([]Result, error) {
+	all := func(*check) bool { return true }
+	before, err := onConfig(v, old, oldValues, all)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +34,7 @@ func Breaks(v *schema.Version, old, new *v1beta1.KubeletConfiguration) ([]Result
 	for _, r := range before {
 		was[r.ID] = true
 	}
-	after, err := OnConfig(v, new)
+	after, err := onConfig(v, new, newValues, all)
 	if err != nil {
 		return nil, err
 	}
@@ -44,15 +51,15 @@ func Breaks(v *schema.Version, old, new *v1beta1.KubeletConfiguration) ([]Result
 // a migration writes out (anonymous authentication, AlwaysAllow, the
 // read-only port), each with the secure value in its fixes.
 func Legacy(v *schema.Version, cfg *v1beta1.KubeletConfiguration) ([]Result, error) {
-	return onConfig(v, cfg, func(c *check) bool { return c.legacy })
+	return onConfig(v, cfg, nil, func(c *check) bool { return c.legacy })
 }
 
-func onConfig(v *schema.Version, cfg *v1beta1.KubeletConfiguration, want func(*check) bool) ([]Result, error) {
+func onConfig(v *schema.Version, cfg *v1beta1.KubeletConfiguration, values map[string]any, want func(*check) bool) ([]Result, error) {
 	b, _, err := pickBenchmark("auto", v)
 	if err != nil {
 		return nil, err
 	}
-	s, err := newState(v, b, cfg)
+	s, err := newStateOf(v, b, cfg, values)
 	if err != nil {
 		return nil, err
 	}
