@@ -41,6 +41,9 @@ func (n *Root) openat2(p string, flags, resolve uint64) (int, error) {
 		return -1, unix.ENOSYS
 	}
 	if n.fd < 0 {
+		// The root's directory by its path, as os.OpenRoot opened it: were
+		// it replaced in between, both still keep every path beneath a
+		// directory at that path, and the walk's errors are its own.
 		fd, err := unix.Open(n.abs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return -1, unix.ENOSYS
