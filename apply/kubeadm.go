@@ -75,7 +75,7 @@ func (kubeadmPhase) Run(_ context.Context, t *Tx) error {
 	}
 	co := kubeadm.ChangeOptions{Node: k.Node, Current: current, Desired: desired,
 		CurrentFile: kubeadm.ConfigFile, NewFile: newFileName(t.o), Version: v, Persist: k.Persist, PatchesDir: k.PatchesDir,
-		Force: k.Force, Overlay: overlay, Runs: t.runs()}
+		Force: k.Force, Overlay: overlay, Runs: t.runs(), Render: t.plan.render(v)}
 	if t.o.NewArgs == nil && old.ConfigFile != "" {
 		co.RunsNow = old.Config // today's file on today's command line
 	}

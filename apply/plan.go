@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeletcfg/kubeletcfg/audit"
 	"github.com/kubeletcfg/kubeletcfg/config"
 	"github.com/kubeletcfg/kubeletcfg/configpatch"
@@ -56,6 +58,21 @@ type Plan struct {
 // configuration, no field of the file (one a flag masks), no other file.
 func (p *Plan) empty() bool {
 	return len(p.Changes) == 0 && len(p.Masked) == 0 && len(p.Writes) <= 1 && len(p.Removes) == 0
+}
+
+// render renders a configuration as config.ToMap does: the plan's own
+// before and after as it rendered them.
+func (p *Plan) render(v *schema.Version) func(*v1beta1.KubeletConfiguration) (map[string]any, error) {
+	return func(c *v1beta1.KubeletConfiguration) (map[string]any, error) {
+		switch {
+		case c == nil:
+		case p.old != nil && c == p.old.Config && p.oldMap != nil:
+			return p.oldMap, nil
+		case p.next != nil && c == p.next.Config && p.nextMap != nil:
+			return p.nextMap, nil
+		}
+		return config.ToMap(c, v)
+	}
 }
 
 // outcome is what the plan says before anything is done: the changes, the

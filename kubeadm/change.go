@@ -62,6 +62,10 @@ type ChangeOptions struct {
 	Runs Runs
 	// RunsNow, when known, is what the kubelet runs with Current.
 	RunsNow *v1beta1.KubeletConfiguration
+	// Render renders a configuration as config.ToMap does, for a caller
+	// that has some rendered already (the check only reads what it gets);
+	// nil: config.ToMap.
+	Render func(*v1beta1.KubeletConfiguration) (map[string]any, error)
 }
 
 // ChangeResult is what kubeletcfg does about kubeadm for one change.
@@ -101,7 +105,7 @@ func CheckChange(o ChangeOptions) (*ChangeResult, error) {
 	if o.Node != nil {
 		res.KubeadmVersion = o.Node.Options.Release.Minor
 	}
-	now, err := readToday(o.Desired, o.NewFile, o.Version, o.Runs)
+	now, err := readToday(o.Desired, o.NewFile, o.Version, o.Runs, o.Render)
 	if err != nil {
 		return nil, err
 	}

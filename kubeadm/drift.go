@@ -66,7 +66,7 @@ type Runs func(config []byte, name string) (*v1beta1.KubeletConfiguration, error
 // CompareDriftWith is CompareDrift with what the kubelet runs computed by
 // runs: a field a flag or a drop-in sets is no drift, whatever the files say.
 func CompareDriftWith(data []byte, file string, next *Result, v *schema.Version, runs Runs) (*Drift, error) {
-	t, err := readToday(data, file, v, runs)
+	t, err := readToday(data, file, v, runs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +79,16 @@ type today struct {
 	file    string
 	v       *schema.Version
 	runs    Runs
+	render  func(*v1beta1.KubeletConfiguration) (map[string]any, error)
 	doc     *config.Document
 	leaves  map[string]any // what the kubelet runs, by dotted path
 	unknown map[string]any
 }
 
-func readToday(data []byte, file string, v *schema.Version, runs Runs) (*today, error) {
+func readToday(data []byte, file string, v *schema.Version, runs Runs, render func(*v1beta1.KubeletConfiguration) (map[string]any, error)) (*today, error) {
+	if render == nil {
+		render = func(c *v1beta1.KubeletConfiguration) (map[string]any, error) { return config.ToMap(c, v) }
+	}
 	now, err := config.Decode(data, config.DecodeOptions{File: file, Version: v, AllowUnknownFields: true})
 	if err != nil {
 		return nil, err
@@ -95,11 +99,11 @@ func readToday(data []byte, file string, v *schema.Version, runs Runs) (*today, 
 			return nil, err
 		}
 	}
-	a, err := config.ToMap(ra, v)
+	a, err := render(ra)
 	if err != nil {
 		return nil, err
 	}
-	return &today{file: file, v: v, runs: runs, doc: now, leaves: leaves(a), unknown: unknownLeaves(now)}, nil
+	return &today{file: file, v: v, runs: runs, render: render, doc: now, leaves: leaves(a), unknown: unknownLeaves(now)}, nil
 }
 
 // against compares today's side with what kubeadm writes (next); known,
@@ -128,7 +132,7 @@ func (t *today) against(next *Result, known *v1beta1.KubeletConfiguration, decod
 			return nil, fmt.Errorf("with what kubeadm writes: %w", err)
 		}
 	}
-	b, err := config.ToMap(rb, v)
+	b, err := t.render(rb)
 	if err != nil {
 		return nil, err
 	}
