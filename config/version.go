@@ -76,7 +76,7 @@ func pruneTree(obj map[string]any, path string, idx map[string]map[string]schema
 		if path == "" && (k == "apiVersion" || k == "kind") {
 			continue
 		}
-		name, f, ok := fieldFold(known, k)
+		name, f, ok := knownFold(known, k)
 		if !ok {
 			set(k, nil, true)
 			continue
@@ -116,8 +116,9 @@ func pruneTree(obj map[string]any, path string, idx map[string]map[string]schema
 	return out, true
 }
 
-// fieldFold is the known field key names, as encoding/json finds it.
-func fieldFold(known map[string]schema.Field, key string) (string, schema.Field, bool) {
+// knownFold is the known field key names, as encoding/json finds it (the
+// exact name, else the one in another case).
+func knownFold(known map[string]schema.Field, key string) (string, schema.Field, bool) {
 	if f, ok := known[key]; ok {
 		return key, f, true
 	}
