@@ -45,9 +45,10 @@ type Plan struct {
 	Masked []Masked
 
 	old, next *effective.Result
-	// oldMap and nextMap are their configurations rendered (config.ToMap),
-	// only read.
+	// oldMap and nextMap are their configurations rendered (config.ToMap)
+	// as mapsAs has them, only read.
 	oldMap, nextMap map[string]any
+	mapsAs          *schema.Version
 	// read is what the plan found in each file it writes or removes (its
 	// SHA-256, "" when absent): the backup refuses a file changed since
 	// (an edit during a long drain), naming it.
@@ -65,7 +66,7 @@ func (p *Plan) empty() bool {
 func (p *Plan) render(v *schema.Version) func(*v1beta1.KubeletConfiguration) (map[string]any, error) {
 	return func(c *v1beta1.KubeletConfiguration) (map[string]any, error) {
 		switch {
-		case c == nil:
+		case c == nil || v != p.mapsAs:
 		case p.old != nil && c == p.old.Config && p.oldMap != nil:
 			return p.oldMap, nil
 		case p.next != nil && c == p.next.Config && p.nextMap != nil:
@@ -269,7 +270,7 @@ func plan(o Options) (*Plan, error) {
 		return nil, err
 	}
 	changes := diff.CompareMaps(oldMap, nextMap, v)
-	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: after, oldMap: oldMap, nextMap: nextMap, Removes: removes,
+	p := &Plan{Changes: changes, ConfigFile: target, old: old, next: after, oldMap: oldMap, nextMap: nextMap, mapsAs: v, Removes: removes,
 		Writes: append([]FileWrite{{Path: target, Content: newFile}}, extra...)}
 	if onlyRemoves || o.Restore != nil {
 		p.Writes = extra

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kubeletcfg/kubeletcfg/effective"
 	"github.com/kubeletcfg/kubeletcfg/preflight"
 	"github.com/kubeletcfg/kubeletcfg/why"
 )
@@ -29,7 +30,7 @@ func (preflightPhase) Run(ctx context.Context, t *Tx) error {
 	removed := append(append([]string(nil), t.plan.StateFiles...), t.plan.Removes...)
 	host := t.preflightHost(ctx)
 	rt := preflight.CRI(t.o.Setup.Runtime)
-	next, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.next), host, rt, removed)
+	next, err := preflight.Check(ctx, t.layersOf(t.plan.next), host, rt, removed)
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func (preflightPhase) Run(ctx context.Context, t *Tx) error {
 	if next.Starts {
 		return nil
 	}
-	old, err := preflight.Check(ctx, why.LayersOf(t.o.Setup, t.plan.old), host, rt, nil)
+	old, err := preflight.Check(ctx, t.layersOf(t.plan.old), host, rt, nil)
 	if err != nil {
 		return err
 	}
@@ -59,6 +60,14 @@ func (preflightPhase) Run(ctx context.Context, t *Tx) error {
 		return nil
 	}
 	return fmt.Errorf("%w (kubelet %s): %s (or --skip-preflight)", ErrPreflight, next.KubeletVersion, strings.Join(refused, "; "))
+}
+
+// layersOf is res (the plan's before or after) as why reads it, rendered
+// as the plan rendered it.
+func (t *Tx) layersOf(res *effective.Result) *why.Layers {
+	l := why.LayersOf(t.o.Setup, res)
+	l.Render = t.plan.render(l.Version)
+	return l
 }
 
 // preflightHost is the host preflight asks: on the machine itself, the

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/kubelet/config/v1beta1"
+
 	"github.com/kubeletcfg/kubeletcfg/node"
 )
 
@@ -68,4 +70,31 @@ func TestCause(t *testing.T) {
 			t.Errorf("class %s: a failure found in nothing", x.Class)
 		}
 	})
+}
+
+// A caller's rendering stands for config.ToMap's: the value read is the
+// one it renders, for the configuration it is asked for.
+func TestFieldValueThroughRender(t *testing.T) {
+	root := tree{config: baseConfig + "kubeReserved:\n  memory: 100Ti\n"}.write(t)
+	src := node.Source{Root: root, KubeletVersion: "1.37", VersionSet: true}
+	v, err := node.ResolveVersion(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadLayers(src, v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.FieldValue("kubeReserved.memory"); got != "100Ti" {
+		t.Fatalf("without a renderer: %q", got)
+	}
+	var asked *v1beta1.KubeletConfiguration
+	l2 := LayersOf(l.Setup, l.Result)
+	l2.Render = func(c *v1beta1.KubeletConfiguration) (map[string]any, error) {
+		asked = c
+		return map[string]any{"kubeReserved": map[string]any{"memory": "7Gi"}}, nil
+	}
+	if got := l2.FieldValue("kubeReserved.memory"); got != "7Gi" || asked != l.Result.Config {
+		t.Errorf("through the renderer: %q, asked for the result's configuration: %v", got, asked == l.Result.Config)
+	}
 }

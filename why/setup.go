@@ -51,7 +51,10 @@ type Layers struct {
 	// Dropped are the gate settings left out to get past a gate refusal
 	// (the refused gates themselves).
 	Dropped []effective.DroppedGate
-	cl      *flags.CommandLine
+	// Render, when set, renders a configuration as config.ToMap does with
+	// Version (a caller that has rendered this one already).
+	Render func(*v1beta1.KubeletConfiguration) (map[string]any, error)
+	cl     *flags.CommandLine
 	// tree is config.ToMap of treeOf as treeV has it: fieldValue's, made
 	// once for the many fields a check looks at.
 	tree   map[string]any
@@ -225,7 +228,11 @@ func (l *Layers) fieldValue(path string) string {
 		return ""
 	}
 	if l.tree == nil || l.treeOf != l.Result.Config || l.treeV != l.Version {
-		m, err := config.ToMap(l.Result.Config, l.Version)
+		render := l.Render
+		if render == nil {
+			render = func(c *v1beta1.KubeletConfiguration) (map[string]any, error) { return config.ToMap(c, l.Version) }
+		}
+		m, err := render(l.Result.Config)
 		if err != nil {
 			return ""
 		}
