@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -69,6 +70,15 @@ func (r *reader) expect(c byte) error {
 // object calls member for each key, the reader at its value, which member
 // must consume.
 func (r *reader) object(member func(key string) error) error {
+	var key string
+	return r.members(func() (err error) {
+		key, err = r.str()
+		return err
+	}, func() error { return member(key) })
+}
+
+// members reads an object: name reads each key, value its value.
+func (r *reader) members(name, value func() error) error {
 	if err := r.expect('{'); err != nil {
 		return err
 	}
@@ -77,14 +87,13 @@ func (r *reader) object(member func(key string) error) error {
 		return nil
 	}
 	for {
-		key, err := r.str()
-		if err != nil {
+		if err := name(); err != nil {
 			return err
 		}
 		if err := r.expect(':'); err != nil {
 			return err
 		}
-		if err := member(key); err != nil {
+		if err := value(); err != nil {
 			return err
 		}
 		switch r.peek() {
@@ -155,9 +164,43 @@ func (r *reader) str() (string, error) {
 	return out, nil
 }
 
-// plain says s has no escape and no control character.
+// skipStr skips a string whose text is not wanted: only its end is looked
+// for (a quote no backslash escapes).
+func (r *reader) skipStr() error {
+	if err := r.expect('"'); err != nil {
+		return err
+	}
+	for {
+		n := strings.IndexByte(r.s[r.i:], '"')
+		if n < 0 {
+			return r.err("unterminated string")
+		}
+		end := r.i + n
+		r.i = end + 1
+		escapes := 0
+		for k := end - 1; k >= 0 && r.s[k] == '\\'; k-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return nil
+		}
+	}
+}
+
+// plain says s has no escape and no control character. Eight bytes are
+// looked at together: a byte below 0x20 or a backslash in a word sets the
+// high bit of its byte in the mask.
 func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+		bs := w ^ (ones * '\\') // zero bytes where w has a backslash
+		if ((w-ones*0x20)&^w|(bs-ones)&^bs)&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] == '\\' || s[i] < 0x20 {
 			return false
 		}
@@ -200,12 +243,11 @@ func (r *reader) raw() (json.RawMessage, error) {
 func (r *reader) skip() error {
 	switch c := r.peek(); {
 	case c == '{':
-		return r.object(func(string) error { return r.skip() })
+		return r.members(r.skipStr, r.skip)
 	case c == '[':
 		return r.array(r.skip)
 	case c == '"':
-		_, err := r.str()
-		return err
+		return r.skipStr()
 	case c == 't' || c == 'f':
 		_, err := r.boolean()
 		return err

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -76,6 +77,32 @@ func TestEmbeddedDataIsEveryRelease(t *testing.T) {
 		raw, err := files.ReadFile("data/v" + v.Minor + ".json")
 		if !ok || err != nil || *s != string(raw) {
 			t.Errorf("%s: embedded %v, file %v", v.Minor, ok, err)
+		}
+	}
+}
+
+// plain looks at eight bytes at a time: it says what a look at each byte
+// says, wherever the backslash, control character or non-ASCII byte is.
+func TestPlainAsEachByte(t *testing.T) {
+	each := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\\' || s[i] < 0x20 {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 0; n <= 19; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, c := range []byte{0, 0x1f, 0x20, '\\', '[', '\\' + 0x80, 0x9f, 0xa0, 0xff, '"'} {
+				for _, fill := range []byte{'a', 0xc3, 0x7f, 0x5b} {
+					b := bytes.Repeat([]byte{fill}, n)
+					b[pos] = c
+					if got, want := plain(string(b)), each(string(b)); got != want {
+						t.Errorf("%q: plain %v, each byte %v", b, got, want)
+					}
+				}
+			}
 		}
 	}
 }

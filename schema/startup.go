@@ -54,7 +54,7 @@ func loadStartup(minor string) *StartupData {
 	key := "\n \"" + minor + "\": "
 	// From the end: the newest versions, the ones most nodes run, are last,
 	// and the file's pages before them are never touched.
-	if i := strings.LastIndex(startupJSON, key); i < 0 || decodeStartup(startupJSON[i+len(key):], d) != nil {
+	if i := lastLine(startupJSON, key); i < 0 || decodeStartup(startupJSON[i+len(key):], d) != nil {
 		var all map[string]*StartupData
 		if err := json.Unmarshal([]byte(startupJSON), &all); err != nil {
 			panic(fmt.Sprintf("schema startup words: %v", err))
@@ -133,4 +133,21 @@ func decodeStartup(s string, d *StartupData) error {
 		}
 		return err
 	})
+}
+
+// lastLine is strings.LastIndex(s, key) for a key that starts a line
+// ("\n..."), found line by line from the end: a byte-wise look back for
+// each line's start, where LastIndex hashes every byte it passes.
+func lastLine(s, key string) int {
+	for end := len(s); end > 0; {
+		i := strings.LastIndexByte(s[:end], '\n')
+		if i < 0 {
+			break
+		}
+		if strings.HasPrefix(s[i:], key) {
+			return i
+		}
+		end = i
+	}
+	return -1
 }
