@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/kubelet/config/v1beta1"
@@ -93,11 +94,13 @@ func readToday(data []byte, file string, v *schema.Version, runs Runs, render fu
 	if err != nil {
 		return nil, err
 	}
-	ra := config.Default(now.Config, v)
+	var ra *v1beta1.KubeletConfiguration
 	if runs != nil {
 		if ra, err = runs(data, file); err != nil {
 			return nil, err
 		}
+	} else {
+		ra = config.Default(now.Config, v)
 	}
 	a, err := render(ra)
 	if err != nil {
@@ -123,7 +126,7 @@ func (t *today) against(next *Result, known *v1beta1.KubeletConfiguration, decod
 			return nil, fmt.Errorf("what kubeadm writes does not decode for kubelet %s: %w", v.Minor, err)
 		}
 	}
-	rb := config.Default(after.Config, v)
+	var rb *v1beta1.KubeletConfiguration
 	switch {
 	case known != nil:
 		rb = known
@@ -131,6 +134,8 @@ func (t *today) against(next *Result, known *v1beta1.KubeletConfiguration, decod
 		if rb, err = t.runs(js, "what kubeadm writes"); err != nil {
 			return nil, fmt.Errorf("with what kubeadm writes: %w", err)
 		}
+	default:
+		rb = config.Default(after.Config, v)
 	}
 	b, err := t.render(rb)
 	if err != nil {
@@ -191,6 +196,9 @@ func lookupKey(keys map[string]config.Position, p string) (int, bool) {
 func unknownLeaves(doc *config.Document) map[string]any {
 	var m map[string]any
 	out := map[string]any{}
+	if !slices.ContainsFunc(doc.Problems, func(p config.Problem) bool { return p.Code == warning.UnknownField && p.Field != "" }) {
+		return out
+	}
 	if json.Unmarshal(doc.JSON, &m) != nil {
 		return out
 	}
