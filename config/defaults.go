@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -97,6 +98,15 @@ func cachedDefaults(v *schema.Version, gates map[string]bool) (*v1beta1.KubeletC
 // defaultsFor decodes a version's defaults with the gate-dependent ones that
 // apply under the given feature gates.
 func defaultsFor(v *schema.Version, base json.RawMessage, gates map[string]bool) (*v1beta1.KubeletConfiguration, error) {
+	if !slices.ContainsFunc(v.GatedDefaults(), func(gd schema.GatedDefault) bool { return v.GateEnabled(gd.Gate, gates) == gd.Enabled }) {
+		return decodeJSON(base)
+	}
+	return mergedDefaults(v, base, gates)
+}
+
+// mergedDefaults lays the gated defaults that apply over the base ones, key
+// by key, and decodes the result.
+func mergedDefaults(v *schema.Version, base json.RawMessage, gates map[string]bool) (*v1beta1.KubeletConfiguration, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(base, &m); err != nil {
 		return nil, err

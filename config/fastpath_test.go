@@ -348,3 +348,28 @@ func TestDecodeValueAsEncodingJSON(t *testing.T) {
 		t.Errorf("decoded %d of %d only", decoded, total)
 	}
 }
+
+// A version's defaults decoded as they are embedded where no gated default
+// applies are those the merge with the gated ones gives, under the default
+// gates and with each gated default's gate turned either way.
+func TestDefaultsWithoutGatedAsMerged(t *testing.T) {
+	for _, v := range schema.Versions() {
+		cases := []map[string]bool{nil}
+		for _, gd := range v.GatedDefaults() {
+			cases = append(cases, map[string]bool{gd.Gate: true}, map[string]bool{gd.Gate: false})
+		}
+		for _, gates := range cases {
+			want, err := mergedDefaults(v, v.Defaults(), gates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := defaultsFor(v, v.Defaults(), gates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s, gates %v: the defaults differ from the merged ones", v.Minor, gates)
+			}
+		}
+	}
+}
