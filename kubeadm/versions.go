@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	goversion "github.com/hashicorp/go-version"
+	"github.com/kubeletcfg/kubeletcfg/schema"
 )
 
 // Release is what one kubeadm minor does when `kubeadm upgrade node` (phase
@@ -218,11 +218,10 @@ func Supported() []string {
 // ResolveRelease accepts "1.34", "v1.34.4" or "1.34.4".
 func ResolveRelease(s string) (*Release, error) {
 	in := strings.TrimPrefix(strings.TrimSpace(s), "v")
-	parsed, err := goversion.NewVersion(in)
-	if err != nil || len(parsed.Segments()) < 2 {
+	seg, err := schema.Segments(in)
+	if err != nil {
 		return nil, fmt.Errorf("kubeadm version %q: not a version like 1.34, 1.34.4 or v1.34.4", s)
 	}
-	seg := parsed.Segments()
 	minor := fmt.Sprintf("%d.%d", seg[0], seg[1])
 	for i := range releases {
 		if releases[i].Minor == minor {

@@ -1,6 +1,11 @@
 package schema
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+
+	goversion "github.com/hashicorp/go-version"
+)
 
 // TestMinorLessAsGoVersion holds minorLess's reading of plain minors to
 // go-version's.
@@ -19,5 +24,21 @@ func TestMinorLessAsGoVersion(t *testing.T) {
 	}
 	if plain != 10 {
 		t.Errorf("%d plain minors, want 10", plain)
+	}
+}
+
+// TestSegmentsAsGoVersion holds Segments to go-version's reading, plain
+// numbers or not.
+func TestSegmentsAsGoVersion(t *testing.T) {
+	for _, s := range []string{"1.31", "1.31.4", "01.031.0004", "1", "1.2.3.4", "1.31.0-rc.1", "1.31+meta", "v1.31", "vv1.2", "1..2", "1.", ".1", "1.a", "", "1.2.3.", "-1.2", "1.-2", "123456789.1", "1234567890.1.2", "1.31.4 ", "1.3 1"} {
+		got, err := Segments(s)
+		parsed, werr := goversion.NewVersion(s)
+		if (err != nil) != (werr != nil) {
+			t.Errorf("%q: error %v, go-version's %v", s, err, werr)
+			continue
+		}
+		if werr == nil && !reflect.DeepEqual(got, parsed.Segments()) {
+			t.Errorf("%q: %v, go-version %v", s, got, parsed.Segments())
+		}
 	}
 }

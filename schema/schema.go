@@ -148,6 +148,44 @@ func minorLess(a, b string) bool {
 	return parseMinor(a).LessThan(parseMinor(b))
 }
 
+// Segments are the numbers of version s (1.31, 1.31.4, 1.31.4-rc.0) as
+// go-version reads them, at least three. Two or three plain numbers are read
+// without the regular expression go-version compiles on first use.
+func Segments(s string) ([]int, error) {
+	if parts := strings.Split(s, "."); len(parts) == 2 || len(parts) == 3 {
+		seg := make([]int, 3)
+		plain := true
+		for i, part := range parts {
+			n, ok := plainNumber(part)
+			plain = plain && ok
+			seg[i] = n
+		}
+		if plain {
+			return seg, nil
+		}
+	}
+	parsed, err := goversion.NewVersion(s)
+	if err != nil {
+		return nil, err
+	}
+	return parsed.Segments(), nil
+}
+
+// plainNumber reads up to nine decimal digits.
+func plainNumber(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
 // plainMinor reads "MAJOR.MINOR" (decimal digits only, as go-version
 // compares them: by number), without the regular expression parseMinor
 // runs; false for anything else.
@@ -158,14 +196,8 @@ func plainMinor(s string) ([2]int, bool) {
 		return out, false
 	}
 	for i, part := range []string{major, minor} {
-		if part == "" || len(part) > 9 {
+		if out[i], ok = plainNumber(part); !ok {
 			return out, false
-		}
-		for _, c := range []byte(part) {
-			if c < '0' || c > '9' {
-				return out, false
-			}
-			out[i] = out[i]*10 + int(c-'0')
 		}
 	}
 	return out, true
@@ -203,12 +235,10 @@ func Newest() *Version { v := all(); return v[len(v)-1] }
 
 // Resolve accepts "1.31", "v1.31.4" or "1.31.4" and returns that minor.
 func Resolve(s string) (*Version, error) {
-	in := strings.TrimSpace(s)
-	parsed, err := goversion.NewVersion(strings.TrimPrefix(in, "v"))
-	if err != nil || len(parsed.Segments()) < 2 {
+	seg, err := Segments(strings.TrimPrefix(strings.TrimSpace(s), "v"))
+	if err != nil {
 		return nil, fmt.Errorf("kubelet version %q: not a version like 1.31, 1.31.4 or v1.31.4", s)
 	}
-	seg := parsed.Segments()
 	minor := fmt.Sprintf("%d.%d", seg[0], seg[1])
 	for _, v := range all() {
 		if v.Minor == minor {
