@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"k8s.io/kubelet/config/v1beta1"
@@ -48,10 +49,36 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
+// traits are what encoding/json asks of a type before it decodes or
+// encodes a value of it: whether it (or a pointer to it) decodes or prints
+// itself.
+type traits struct {
+	unmarshalsJSON, unmarshalsText, marshals bool
+}
+
+// traitsByType caches traitsOf: asking a type for its methods walks them
+// all, and the decoders ask for every value.
+var traitsByType sync.Map
+
+func traitsOf(t reflect.Type) traits {
+	if tr, ok := traitsByType.Load(t); ok {
+		return tr.(traits)
+	}
+	p := reflect.PointerTo(t)
+	tr := traits{
+		unmarshalsJSON: p.Implements(jsonUnmarshalerType),
+		unmarshalsText: p.Implements(textUnmarshalerType),
+		marshals:       t.Implements(jsonMarshaler) || p.Implements(jsonMarshaler) || t.Implements(textMarshaler) || p.Implements(textMarshaler),
+	}
+	traitsByType.Store(t, tr)
+	return tr
+}
+
 // setJSON sets dst (addressable, zero) from v.
 func setJSON(dst reflect.Value, v any) bool {
 	t := dst.Type()
-	if reflect.PointerTo(t).Implements(jsonUnmarshalerType) {
+	tr := traitsOf(t)
+	if tr.unmarshalsJSON {
 		if v == nil {
 			return false
 		}
@@ -61,7 +88,7 @@ func setJSON(dst reflect.Value, v any) bool {
 		}
 		return dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw) == nil
 	}
-	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+	if t.Kind() != reflect.Pointer && tr.unmarshalsText {
 		return false
 	}
 	if v == nil {
@@ -101,7 +128,7 @@ func setJSON(dst reflect.Value, v any) bool {
 		return true
 	case reflect.Map:
 		m, ok := v.(map[string]any)
-		if !ok || t.Key().Kind() != reflect.String || reflect.PointerTo(t.Key()).Implements(textUnmarshalerType) {
+		if !ok || t.Key().Kind() != reflect.String || traitsOf(t.Key()).unmarshalsText {
 			return false
 		}
 		out := reflect.MakeMapWithSize(t, len(m))

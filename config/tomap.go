@@ -131,8 +131,7 @@ func custom(t reflect.Type) bool {
 	if t.Kind() == reflect.Pointer {
 		return false // its element is asked
 	}
-	p := reflect.PointerTo(t)
-	return t.Implements(jsonMarshaler) || p.Implements(jsonMarshaler) || t.Implements(textMarshaler) || p.Implements(textMarshaler)
+	return traitsOf(t).marshals
 }
 
 // fieldOf follows index through embedded structs; false when an embedded
