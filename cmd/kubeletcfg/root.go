@@ -33,7 +33,7 @@ var errCheckFailed = errors.New("check failed")
 var errReported = errors.New("reported")
 
 func run(args []string, s streams) int {
-	root := newRoot(s)
+	root := newRootFor(s, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	switch {
@@ -74,7 +74,55 @@ func strictCompletion(root *cobra.Command) {
 	}
 }
 
+// commands are kubeletcfg's commands by name, in the order help lists them.
+var commands = []struct {
+	name string
+	make func(streams) *cobra.Command
+}{
+	{"version", newVersionCmd},
+	{"validate", newValidateCmd},
+	{"defaults", newDefaultsCmd},
+	{"explain", newExplainCmd},
+	{"effective", newEffectiveCmd},
+	{"audit", newAuditCmd},
+	{"migrate", newMigrateCmd},
+	{"diff", newDiffCmd},
+	{"fleet", newFleetCmd},
+	{"kubeadm", newKubeadmCmd},
+	{"apply", newApplyCmd},
+	{"rollout", newRolloutCmd},
+	{"rollback", newRollbackCmd},
+	{"backups", newBackupsCmd},
+	{"__guard", func(streams) *cobra.Command { return newGuardCmd() }},
+	{"__in-host", func(streams) *cobra.Command { return newInHostCmd() }},
+	{"recover", newRecoverCmd},
+	{"why", newWhyCmd},
+	{"preflight", newPreflightCmd},
+}
+
+// newRootFor is the root with only the command args run, when they name
+// one first: building every command and its flags takes a fifth of a
+// millisecond. Help, completion and anything else get them all.
+func newRootFor(s streams, args []string) *cobra.Command {
+	if len(args) > 0 {
+		for _, c := range commands {
+			if c.name == args[0] {
+				return rootWith(s, c.make(s))
+			}
+		}
+	}
+	return newRoot(s)
+}
+
 func newRoot(s streams) *cobra.Command {
+	cmds := make([]*cobra.Command, len(commands))
+	for i, c := range commands {
+		cmds[i] = c.make(s)
+	}
+	return rootWith(s, cmds...)
+}
+
+func rootWith(s streams, cmds ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kubeletcfg",
 		Short: "Own a node's kubelet configuration, exactly as its kubelet version reads it",
@@ -111,27 +159,7 @@ Exit codes: 0 ok, 1 the check failed (invalid, differs), 2 usage or I/O error
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	root.SetFlagErrorFunc(printer.FlagError)
-	root.AddCommand(
-		newVersionCmd(s),
-		newValidateCmd(s),
-		newDefaultsCmd(s),
-		newExplainCmd(s),
-		newEffectiveCmd(s),
-		newAuditCmd(s),
-		newMigrateCmd(s),
-		newDiffCmd(s),
-		newFleetCmd(s),
-		newKubeadmCmd(s),
-		newApplyCmd(s),
-		newRolloutCmd(s),
-		newRollbackCmd(s),
-		newBackupsCmd(s),
-		newGuardCmd(),
-		newInHostCmd(),
-		newRecoverCmd(s),
-		newWhyCmd(s),
-		newPreflightCmd(s),
-	)
+	root.AddCommand(cmds...)
 	strictCompletion(root)
 	return root
 }
