@@ -41,9 +41,8 @@ func (n *Root) openat2(p string, flags, resolve uint64) (int, error) {
 		return -1, unix.ENOSYS
 	}
 	if n.fd < 0 {
-		// The root's directory by its path, as os.OpenRoot opened it: were
-		// it replaced in between, both still keep every path beneath a
-		// directory at that path, and the walk's errors are its own.
+		// A root opened while the fast path was off: its directory by its
+		// path, as OpenRoot opens it.
 		fd, err := unix.Open(n.abs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return -1, unix.ENOSYS
@@ -97,15 +96,17 @@ func procPath(fd int) (string, bool) {
 // locate opens node path p with O_PATH and flags and says the node path it
 // resolves to. A path through no link, whose ".." never climbs above the
 // root, resolves to itself cleaned; any other, /proc names. ok is false
-// when the kernel or /proc could not say; err is openat2's.
+// when the kernel or /proc could not say; err is openat2's, with res the
+// path cleaned when a name is missing before any link.
 func (n *Root) locate(p string, flags uint64) (fd int, res string, err error, ok bool) {
 	fd, err = n.openat2(p, unix.O_PATH|flags, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS)
 	switch err {
 	case nil:
 		return fd, path.Clean("/" + p), nil, true
 	case unix.ENOENT:
-		// Missing before any link: missing through the links too.
-		return -1, "", err, true
+		// Missing before any link: missing through the links too, and the
+		// path resolves to itself as far as it goes.
+		return -1, path.Clean("/" + p), err, true
 	}
 	if fd, err = n.beneath(p, unix.O_PATH|flags); err != nil {
 		return -1, "", err, err != unix.ENOSYS
@@ -124,6 +125,10 @@ func (n *Root) statBeneath(p string) (string, fs.FileInfo, error, bool) {
 	fd, res, err, ok := n.locate(p, 0)
 	if !ok {
 		return "", nil, nil, false
+	}
+	if err == unix.ENOENT && res != "" {
+		// Missing where no link was passed: the walk stops there too.
+		return res, nil, &fs.PathError{Op: "stat", Path: p, Err: syscall.ENOENT}, true
 	}
 	if err == unix.ENOENT {
 		// The walk's answer when only the last name is missing: the

@@ -23,6 +23,8 @@ const maxLinks = 40
 // links are resolved here, an absolute target relative to the root and ".."
 // stopping at it, so that no path leads out of the root; os.Root backs this up.
 type Root struct {
+	// r is the root opened as an os.Root, at its first use (the walk's):
+	// the fast path needs only fd.
 	r    *os.Root
 	Live bool // the root is "/": the running node
 	// held are the directories walks opened, by resolved node path, kept
@@ -74,11 +76,33 @@ func OpenRoot(dir string) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := os.OpenRoot(abs)
-	if err != nil {
-		return nil, fmt.Errorf("opening node root: %w", err)
+	n := &Root{Live: abs == "/", abs: abs, fd: -1}
+	// The root's directory by its path, for openat2 (the os.Root, opened
+	// by the same path for the walk, keeps every path beneath a directory
+	// at that path too, were it replaced in between); os.OpenRoot says why
+	// it cannot be opened, and opens it where openat2 is not to be used.
+	if fd, err := unix.Open(abs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil && !beneathOff && !noBeneath.Load() {
+		n.fd = fd
+		return n, nil
+	} else if err == nil {
+		unix.Close(fd)
 	}
-	return &Root{r: r, Live: abs == "/", abs: abs, fd: -1}, nil
+	if _, err := n.osRoot(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// osRoot is the root as an os.Root, opened at its first use.
+func (n *Root) osRoot() (*os.Root, error) {
+	if n.r == nil {
+		r, err := os.OpenRoot(n.abs)
+		if err != nil {
+			return nil, fmt.Errorf("opening node root: %w", err)
+		}
+		n.r = r
+	}
+	return n.r, nil
 }
 
 func (n *Root) Close() error {
@@ -90,7 +114,12 @@ func (n *Root) Close() error {
 		n.fd = -1
 	}
 	n.held, n.kept, n.dirs = nil, nil, nil
-	return n.r.Close()
+	if n.r == nil {
+		return nil
+	}
+	err := n.r.Close()
+	n.r = nil
+	return err
 }
 
 // rel turns a resolved node path into a name for os.Root.
@@ -166,7 +195,11 @@ func (n *Root) walk(p string) (w walked, err error) {
 	// directory of names[:i] (dirs[0] the root), opened when a name in it
 	// is looked at.
 	var names []string
-	dirs := []*os.Root{n.r}
+	top, err := n.osRoot()
+	if err != nil {
+		return walked{res: "/", n: n, dirs: []*os.Root{nil}}, err
+	}
+	dirs := []*os.Root{top}
 	defer func() { w.names, w.dirs, w.n = names, dirs, n }()
 	var last fs.FileInfo
 	links := 0
@@ -195,7 +228,7 @@ func (n *Root) walk(p string) (w walked, err error) {
 			if err != nil {
 				// Say what an lstat from the root says (os.Root's own
 				// error for a file opened as a directory is another).
-				if _, lerr := n.r.Lstat(rel(next)); lerr != nil {
+				if _, lerr := top.Lstat(rel(next)); lerr != nil {
 					err = lerr
 				}
 				return walked{res: path.Join(append([]string{next}, todo...)...)}, nodeError("stat", p, err)
@@ -264,8 +297,11 @@ func (n *Root) Stat(p string) (string, fs.FileInfo, error) {
 	if err != nil || fi != nil {
 		return res, fi, err
 	}
-	fi, err = n.r.Lstat(rel(res))
+	r, err := n.osRoot()
 	if err != nil {
+		return res, nil, err
+	}
+	if fi, err = r.Lstat(rel(res)); err != nil {
 		return res, nil, nodeError("stat", p, err)
 	}
 	return res, fi, nil
@@ -331,7 +367,11 @@ func (n *Root) ReadDir(p string) ([]string, error) {
 // Lstat returns what resolved node path p names, without following a last
 // symbolic link.
 func (n *Root) Lstat(p string) (fs.FileInfo, error) {
-	fi, err := n.r.Lstat(rel(p))
+	r, err := n.osRoot()
+	if err != nil {
+		return nil, err
+	}
+	fi, err := r.Lstat(rel(p))
 	if err != nil {
 		return nil, nodeError("lstat", p, err)
 	}
@@ -467,7 +507,11 @@ func (u *Under) Close() error {
 
 // Readlink returns the target of the symbolic link at resolved node path p.
 func (n *Root) Readlink(p string) (string, error) {
-	t, err := n.r.Readlink(rel(p))
+	r, err := n.osRoot()
+	if err != nil {
+		return "", err
+	}
+	t, err := r.Readlink(rel(p))
 	if err != nil {
 		return "", nodeError("readlink", p, err)
 	}
