@@ -352,7 +352,13 @@ func applyWith(cmd *cobra.Command, s streams, f *applyFlags, o apply.Options, ru
 			return err
 		}
 	}
-	ctx, stop := interruptible(cmd.Context(), s)
+	// A dry run writes nothing: a signal ends it as it ends any command
+	// that only reads (catching one starts threads: more than half a
+	// millisecond of a dry run's time).
+	ctx, stop := cmd.Context(), func() {}
+	if !o.DryRun {
+		ctx, stop = interruptible(cmd.Context(), s)
+	}
 	out, err := run(ctx, o)
 	stop()
 	f.pod.ran, f.pod.out, f.pod.applyErr = true, out, err
