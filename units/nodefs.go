@@ -50,16 +50,36 @@ func (n *nodeFS) masked(p string) bool {
 // explicitly, as without GLOB_PERIOD.
 func (n *nodeFS) glob(pattern string) ([]string, error) {
 	paths := []string{"/"}
-	for _, c := range splitPath(pattern) {
+	comps := splitPath(pattern)
+	for i := 0; i < len(comps); {
+		// A run of plain names is looked up as the one path they make: it
+		// is there when each of them is (".." ends a run: it would hide the
+		// name before it).
+		var run []string
+		for ; i < len(comps) && !hasGlobMeta(comps[i]) && unescapeGlob(comps[i]) != ".."; i++ {
+			run = append(run, unescapeGlob(comps[i]))
+		}
+		if len(run) > 0 {
+			var next []string
+			for _, dir := range paths {
+				p := path.Join(append([]string{dir}, run...)...)
+				if _, _, err := n.Stat(p); err == nil {
+					next = append(next, p)
+				}
+			}
+			paths = next
+			continue
+		}
 		var next []string
 		for _, dir := range paths {
-			m, err := n.globIn(dir, c)
+			m, err := n.globIn(dir, comps[i])
 			if err != nil {
 				return nil, err
 			}
 			next = append(next, m...)
 		}
 		paths = next
+		i++
 	}
 	slices.Sort(paths)
 	return paths, nil
