@@ -102,12 +102,13 @@ ansible-demo: build ansible-core
 # (builds a generator per release in schema/releases.txt; ~5 min each cold).
 schema: legacy-flags startup-words
 	hack/schemagen/generate.sh
-	hack/schemagen/embeds.sh
+	$(GO) run ./hack/schemagen/tables
 
 # The kubelet's start-up messages of every release (the table of start-up
 # refusals, package startup), read from each release's source.
 startup-words:
 	$(GO) run ./hack/startupsrc -out schema/data/startup.json
+	$(GO) run ./hack/schemagen/tables
 
 # What kubeadm's own code writes for testdata/kubeadm/corpus and reads of
 # testdata/kubeadm/envfiles, for the kubeadm model's tests: a harness per

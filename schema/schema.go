@@ -14,12 +14,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unsafe"
 
 	goversion "github.com/hashicorp/go-version"
 )
 
-//go:embed releases.txt data/*.json data/docs/*.json
+//go:embed releases.txt data/legacy-*.json data/docs/*.json
 var files embed.FS
 
 // Field is one JSON path of the v1beta1 KubeletConfiguration. Paths of list
@@ -84,15 +83,14 @@ const (
 )
 
 type data struct {
-	Fields        []Field         `json:"fields"`
-	Defaults      json.RawMessage `json:"defaults"`
-	FlagsBaseline json.RawMessage `json:"flagsBaseline"`
-	GatedDefaults []GatedDefault  `json:"gatedDefaults"`
-	FeatureGates  []Gate          `json:"featureGates"`
-	// Flags are decoded on first use: validating a file needs none.
-	Flags      json.RawMessage   `json:"flags"`
-	Behaviour  map[string]string `json:"behaviour"`
-	PathFields []string          `json:"pathFields"`
+	Fields        []Field           `json:"fields"`
+	Defaults      json.RawMessage   `json:"defaults"`
+	FlagsBaseline json.RawMessage   `json:"flagsBaseline"`
+	GatedDefaults []GatedDefault    `json:"gatedDefaults"`
+	FeatureGates  []Gate            `json:"featureGates"`
+	Flags         []Flag            `json:"flags"`
+	Behaviour     map[string]string `json:"behaviour"`
+	PathFields    []string          `json:"pathFields"`
 	// RegisterResets: fields that registering the flags sets to a value.
 	RegisterResets map[string]json.RawMessage `json:"registerResets"`
 }
@@ -104,7 +102,6 @@ type Version struct {
 
 	once      sync.Once
 	flagsOnce sync.Once
-	flagsData []Flag
 	docsOnce  sync.Once
 	docsData  *docs
 	err       error
@@ -250,18 +247,12 @@ func Resolve(s string) (*Version, error) {
 
 func (v *Version) load() error {
 	v.once.Do(func() {
-		// Read where the binary holds it (decodeData's strings and raw
-		// values are its own substrings: nothing writes to them).
-		s, ok := embeddedData[v.Minor]
-		if !ok {
-			v.err = fmt.Errorf("schema data for kubelet %s: not embedded (run make schema)", v.Minor)
+		t := tableOf(v.Minor)
+		if t == nil {
+			v.err = fmt.Errorf("schema data for kubelet %s: no table (run make schema)", v.Minor)
 			return
 		}
-		raw := unsafe.Slice(unsafe.StringData(*s), len(*s))
-		if err := decodeData(raw, &v.d); err != nil {
-			v.err = fmt.Errorf("schema data for kubelet %s: %w", v.Minor, err)
-			return
-		}
+		v.d = t.data()
 		v.fields = make(map[string]*Field, len(v.d.Fields))
 		for i := range v.d.Fields {
 			v.fields[v.d.Fields[i].Path] = &v.d.Fields[i]
@@ -274,20 +265,16 @@ func (v *Version) load() error {
 	return v.err
 }
 
-// flagList decodes the flags on first use.
+// flagList is the flags, indexed by name on first use.
 func (v *Version) flagList() []Flag {
 	v.mustLoad()
 	v.flagsOnce.Do(func() {
-		var err error
-		if v.flagsData, err = decodeFlags(v.d.Flags); err != nil {
-			panic(fmt.Sprintf("schema flags of kubelet %s: %v", v.Minor, err))
-		}
-		v.flags = make(map[string]*Flag, len(v.flagsData))
-		for i := range v.flagsData {
-			v.flags[v.flagsData[i].Name] = &v.flagsData[i]
+		v.flags = make(map[string]*Flag, len(v.d.Flags))
+		for i := range v.d.Flags {
+			v.flags[v.d.Flags[i].Name] = &v.d.Flags[i]
 		}
 	})
-	return v.flagsData
+	return v.d.Flags
 }
 
 func (v *Version) mustLoad() {

@@ -1,12 +1,7 @@
 package schema
 
 import (
-	_ "embed"
-	"encoding/json"
-	"fmt"
-	"strings"
 	"sync"
-	"unsafe"
 )
 
 // StartupWord is one of the kubelet's start-up messages (a format string or
@@ -27,23 +22,12 @@ type StartupData struct {
 	Exits []StartupWord `json:"exits"`
 }
 
-// startupJSON is data/startup.json, read where it is embedded (files.ReadFile
-// copies all ten versions' words, 150 kB, to use one's).
-//
-//go:embed data/startup.json
-var startupJSON string
-
 var (
 	startupMu   sync.Mutex
 	startupData = map[string]*StartupData{}
 )
 
-// loadStartup is one version's start-up words, decoded once: that minor's
-// object of the embedded file alone, found by its key at the top level of
-// the file as make startup-words indents it, else by decoding the file (a
-// run asks for one version; decoding all ten was most of the cost of
-// apply's preflight), by the schema's reader, its strings the embedded
-// file's own. A test holds each to encoding/json's reading of the file.
+// loadStartup is one version's start-up words, from its table, once.
 func loadStartup(minor string) *StartupData {
 	startupMu.Lock()
 	defer startupMu.Unlock()
@@ -51,17 +35,8 @@ func loadStartup(minor string) *StartupData {
 		return d
 	}
 	d := &StartupData{}
-	key := "\n \"" + minor + "\": "
-	// From the end: the newest versions, the ones most nodes run, are last,
-	// and the file's pages before them are never touched.
-	if i := lastLine(startupJSON, key); i < 0 || decodeStartup(startupJSON[i+len(key):], d) != nil {
-		var all map[string]*StartupData
-		if err := json.Unmarshal([]byte(startupJSON), &all); err != nil {
-			panic(fmt.Sprintf("schema startup words: %v", err))
-		}
-		if d = all[minor]; d == nil {
-			d = &StartupData{}
-		}
+	if t := tableOf(minor); t != nil {
+		d = t.startupData()
 	}
 	startupData[minor] = d
 	return d
@@ -80,74 +55,4 @@ func (v *Version) StartupWords() map[string][]StartupWord {
 // modules), from its source.
 func (v *Version) ExitMessages() []StartupWord {
 	return loadStartup(v.Minor).Exits
-}
-
-// decodeStartup reads one version's object at the start of s (what follows
-// it is not looked at) as encoding/json would, its strings shared with s.
-func decodeStartup(s string, d *StartupData) error {
-	r := &reader{s: s, b: unsafe.Slice(unsafe.StringData(s), len(s))}
-	words := func() ([]StartupWord, error) {
-		if r.peek() == 'n' {
-			return nil, r.skip()
-		}
-		out := []StartupWord{}
-		return out, r.array(func() error {
-			var w StartupWord
-			err := r.object(func(k string) error {
-				var err error
-				switch k {
-				case "format":
-					w.Format, err = r.str()
-				case "source":
-					w.Source, err = r.str()
-				default:
-					err = r.skip()
-				}
-				return err
-			})
-			out = append(out, w)
-			return err
-		})
-	}
-	return r.object(func(k string) error {
-		var err error
-		switch k {
-		case "words":
-			if r.peek() == 'n' {
-				d.Words = nil
-				return r.skip()
-			}
-			if d.Words == nil {
-				d.Words = map[string][]StartupWord{}
-			}
-			return r.object(func(probe string) error {
-				var ws []StartupWord
-				ws, err = words()
-				d.Words[probe] = ws
-				return err
-			})
-		case "exits":
-			d.Exits, err = words()
-		default:
-			err = r.skip()
-		}
-		return err
-	})
-}
-
-// lastLine is strings.LastIndex(s, key) for a key that starts a line
-// ("\n..."), found line by line from the end: a byte-wise look back for
-// each line's start, where LastIndex hashes every byte it passes.
-func lastLine(s, key string) int {
-	for end := len(s); end > 0; {
-		i := strings.LastIndexByte(s[:end], '\n')
-		if i < 0 {
-			break
-		}
-		if strings.HasPrefix(s[i:], key) {
-			return i
-		}
-		end = i
-	}
-	return -1
 }

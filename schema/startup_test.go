@@ -3,15 +3,15 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"reflect"
-	"strings"
 	"testing"
 )
 
 // Each version's start-up words, decoded alone (found by its key), are the
 // whole file's for that version, and every version has some.
 func TestStartupWordsPerVersion(t *testing.T) {
-	raw, err := files.ReadFile("data/startup.json")
+	raw, err := os.ReadFile("data/startup.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,17 +29,6 @@ func TestStartupWordsPerVersion(t *testing.T) {
 		}
 		if !reflect.DeepEqual(v.StartupWords(), want.Words) || !reflect.DeepEqual(v.ExitMessages(), want.Exits) {
 			t.Errorf("%s: the words decoded alone differ from the file's", v.Minor)
-		}
-	}
-}
-
-// lastLine finds what strings.LastIndex finds for a key that starts a line.
-func TestLastLineAsLastIndex(t *testing.T) {
-	for _, s := range []string{"", "\n", "\n \"1.37\": {}", "{\n \"1.37\": 1,\n \"1.37\": 2\n}", "{\n  \"1.37\": 1\n}", "x\n \"1.3\": \n \"1.37\"", startupJSON} {
-		for _, key := range []string{"\n \"1.37\": ", "\n \"1.28\": ", "\n"} {
-			if got, want := lastLine(s, key), strings.LastIndex(s, key); got != want {
-				t.Errorf("%.40q, key %q: %d, LastIndex %d", s, key, got, want)
-			}
 		}
 	}
 }

@@ -1,0 +1,50 @@
+package schema
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// Every release's table is its data file as encoding/json reads it, flags
+// included, and its start-up words those of data/startup.json (make schema
+// writes the tables from them).
+func TestTablesAsData(t *testing.T) {
+	raw, err := os.ReadFile("data/startup.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var words map[string]StartupData
+	if err := json.Unmarshal(raw, &words); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range Versions() {
+		tab := tableOf(v.Minor)
+		if tab == nil {
+			t.Errorf("%s: no table (run make schema)", v.Minor)
+			continue
+		}
+		raw, err := os.ReadFile("data/v" + v.Minor + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want data
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := tab.data(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the table and the data file differ (run make schema)", v.Minor)
+		}
+		if len(want.Fields) == 0 || len(want.Flags) == 0 || len(want.FeatureGates) == 0 {
+			t.Errorf("%s: a table without fields, flags or gates", v.Minor)
+		}
+		w := words[v.Minor]
+		if got := tab.startupData(); !reflect.DeepEqual(*got, w) {
+			t.Errorf("%s: the table's start-up words and data/startup.json's differ (run make schema)", v.Minor)
+		}
+	}
+	if tableOf("1.0") != nil {
+		t.Error("a table for a release not in releases.txt")
+	}
+}
