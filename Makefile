@@ -119,7 +119,7 @@ kubeadm-reference:
 
 # Every fuzzer for FUZZTIME; CI runs them briefly (fuzz-ci) after make test.
 FUZZTIME ?= 30s
-FUZZERS  := config:FuzzDecode criruntime:FuzzContainerd effective:FuzzMergeInto nodefile:FuzzHostPath nodefile:FuzzBeneathAsWalk units:FuzzUnitFile units:FuzzReadEnvFile units:FuzzSplitCommandLine flags:FuzzParse kubeadm:FuzzSplitDocuments kubeadm:FuzzFlagsEnv kubeadm:FuzzStrategicMerge
+FUZZERS  := config:FuzzDecode criruntime:FuzzContainerd effective:FuzzMergeInto nodefile:FuzzHostPath nodefile:FuzzBeneathAsWalk units:FuzzUnitFile units:FuzzReadEnvFile units:FuzzSplitCommandLine units:FuzzGlobAsEachName flags:FuzzParse kubeadm:FuzzSplitDocuments kubeadm:FuzzFlagsEnv kubeadm:FuzzStrategicMerge
 fuzz:
 	@set -e; for f in $(FUZZERS); do \
 	  echo "== $$f"; $(GO) test ./$${f%%:*}/ -run '^$$' -fuzz "^$${f#*:}$$" -fuzztime $(FUZZTIME); \

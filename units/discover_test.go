@@ -13,7 +13,7 @@ import (
 
 // makeTree creates a node tree: file name → content; a content of
 // "-> target" makes a symbolic link instead.
-func makeTree(t *testing.T, files map[string]string) string {
+func makeTree(t testing.TB, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
 	writeTree(t, root, files)
@@ -21,7 +21,7 @@ func makeTree(t *testing.T, files map[string]string) string {
 }
 
 // writeTree writes files (as makeTree) under root.
-func writeTree(t *testing.T, root string, files map[string]string) {
+func writeTree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		p := filepath.Join(root, name)
