@@ -18,16 +18,7 @@ const reservedWords = `invalid Node Allocatable configuration. Resource "memory"
 // (another process's forged line is not read), on the layers it was
 // started with, and on the node's setup read now.
 func TestCause(t *testing.T) {
-	root := tree{config: baseConfig + "kubeReserved:\n  memory: 100Ti\n"}.write(t)
-	src := node.Source{Root: root, KubeletVersion: "1.37", VersionSet: true}
-	v, err := node.ResolveVersion(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := ReadLayers(src, v, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, l := layersOn(t, baseConfig+"kubeReserved:\n  memory: 100Ti\n")
 	fatal := klogLine('E', 4242, "kubelet.go:1845", "Failed to start ContainerManager", "err", reservedWords)
 	j := fakeJournal{
 		run: []map[string]any{
@@ -75,16 +66,7 @@ func TestCause(t *testing.T) {
 // A caller's rendering stands for config.ToMap's: the value read is the
 // one it renders, for the configuration it is asked for.
 func TestFieldValueThroughRender(t *testing.T) {
-	root := tree{config: baseConfig + "kubeReserved:\n  memory: 100Ti\n"}.write(t)
-	src := node.Source{Root: root, KubeletVersion: "1.37", VersionSet: true}
-	v, err := node.ResolveVersion(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := ReadLayers(src, v, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, l := layersOn(t, baseConfig+"kubeReserved:\n  memory: 100Ti\n")
 	if got := l.FieldValue("kubeReserved.memory"); got != "100Ti" {
 		t.Fatalf("without a renderer: %q", got)
 	}
@@ -97,4 +79,19 @@ func TestFieldValueThroughRender(t *testing.T) {
 	if got := l2.FieldValue("kubeReserved.memory"); got != "7Gi" || asked != l.Result.Config {
 		t.Errorf("through the renderer: %q, asked for the result's configuration: %v", got, asked == l.Result.Config)
 	}
+}
+
+// layersOn is a 1.37 node with config as its config file, and its layers.
+func layersOn(t *testing.T, config string) (node.Source, *Layers) {
+	t.Helper()
+	src := node.Source{Root: tree{config: config}.write(t), KubeletVersion: "1.37", VersionSet: true}
+	v, err := node.ResolveVersion(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ReadLayers(src, v, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, l
 }

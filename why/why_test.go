@@ -363,16 +363,7 @@ func TestMultilineValue(t *testing.T) {
 
 // apply's restarted kubelet: its lines, on the layers apply planned.
 func TestExplainLines(t *testing.T) {
-	root := tree{config: baseConfig + "cgroupDriver: systemd\n"}.write(t)
-	src := node.Source{Root: root, KubeletVersion: "1.37", VersionSet: true}
-	v, err := node.ResolveVersion(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := ReadLayers(src, v, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, l := layersOn(t, baseConfig+"cgroupDriver: systemd\n")
 	x := ExplainLines(l, []string{
 		klogLine('I', 5, "server.go:1", "Kubelet version", "kubeletVersion", "v1.37.2"),
 		commandFailed(5, "failed to run Kubelet: failed to create kubelet: systemd not running on this host, cannot use systemd cgroups manager"),
