@@ -373,3 +373,39 @@ func TestDefaultsWithoutGatedAsMerged(t *testing.T) {
 		}
 	}
 }
+
+// appendJSON prints what encoding/json prints, for every value jsonValue
+// makes: strings with every byte and the characters it escapes, numbers at
+// the edges of its forms, keys it orders.
+func TestAppendJSONAsMarshal(t *testing.T) {
+	var all []byte
+	for c := 0; c < 256; c++ {
+		all = append(all, byte(c))
+	}
+	strs := []string{"", "plain", string(all), "a\u2028b\u2029c", "é😀\u00a0", "\xff\xfe", "\xe2\x80", "<a href=\"x\">&amp;</a>", "\x7f\u007f", "tab\tcr\rnl\n"}
+	values := []any{nil, true, false, 0, -1, math.MaxInt64, math.MinInt64, uint64(math.MaxUint64),
+		0.0, math.Copysign(0, -1), 1.5, -2.25, 1e-6, 9.99e-7, 1e-7, 1.5e-9, 1e20, 1e21, 1.23e21, -1e-300, 5e-324, math.MaxFloat64, 123456789.125, 100.0}
+	for _, s := range strs {
+		values = append(values, s)
+	}
+	m := map[string]any{}
+	for i, s := range strs {
+		m[s] = values[i%len(values)]
+	}
+	values = append(values, m, []any{}, map[string]any{}, []any{m, strs[2], []any{nil, 1e-8}}, map[string]any{"B": 1, "a": []any{}, "b": map[string]any{"z": nil}})
+	for _, v := range values {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := appendJSON(nil, v)
+		if !ok || string(got) != string(want) {
+			t.Errorf("%#v:\nmade          %s (%v)\nencoding/json %s", v, got, ok, want)
+		}
+	}
+	for _, v := range []any{math.Inf(1), math.NaN(), []any{math.Inf(-1)}, map[string]any{"x": math.NaN()}, int32(1), []string{"x"}} {
+		if _, ok := appendJSON(nil, v); ok {
+			t.Errorf("%#v: printed", v)
+		}
+	}
+}

@@ -2,8 +2,9 @@ package config
 
 import (
 	"bytes"
-	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,8 +35,120 @@ func kubeletJSON(data []byte, top *yamlv3.Node) ([]byte, any, bool) {
 	if !ok {
 		return nil, nil, false
 	}
-	js, err := json.Marshal(v)
-	return js, v, err == nil
+	js, ok := appendJSON(make([]byte, 0, len(data)), v)
+	return js, v, ok
+}
+
+// appendJSON appends v, a value jsonValue made (mappings, lists, strings,
+// numbers, booleans, nil), as encoding/json's Marshal prints it: keys in
+// order, numbers in its forms, strings escaped as it escapes them (HTML's
+// <, > and & included). False for a value it would refuse (a float that is
+// not finite) or one jsonValue does not make.
+func appendJSON(b []byte, v any) ([]byte, bool) {
+	ok := true
+	switch x := v.(type) {
+	case nil:
+		b = append(b, "null"...)
+	case bool:
+		b = strconv.AppendBool(b, x)
+	case string:
+		b = appendQuoted(b, x)
+	case int:
+		b = strconv.AppendInt(b, int64(x), 10)
+	case uint64:
+		b = strconv.AppendUint(b, x, 10)
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return b, false
+		}
+		// Decimal, with an exponent only for very small or large values,
+		// and no leading zero in a one-digit exponent (1e-7, not 1e-07).
+		form := byte('f')
+		if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
+			form = 'e'
+		}
+		b = strconv.AppendFloat(b, x, form, -1, 64)
+		if n := len(b); form == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b = append(b[:n-2], b[n-1])
+		}
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendJSON(b, e); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	case map[string]any:
+		b = append(b, '{')
+		for i, k := range slices.Sorted(maps.Keys(x)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(appendQuoted(b, k), ':')
+			if b, ok = appendJSON(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		b = append(b, '}')
+	default:
+		return b, false
+	}
+	return b, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendQuoted appends s as a JSON string the way encoding/json writes one:
+// quote, backslash and the usual control characters by their short
+// escapes, other control characters and <, > and & as \u00XX, a byte that
+// is not UTF-8 as \ufffd, U+2028 and U+2029 escaped; the rest as it is.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				b = append(b, `\ufffd`...)
+			case r == '\u2028' || r == '\u2029':
+				b = append(b, `\u202`...)
+				b = append(b, hexDigits[r&0xf])
+			default:
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '<', '>', '&':
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			if c < 0x20 {
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			} else {
+				b = append(b, c)
+			}
+		}
+		i++
+	}
+	return append(b, '"')
 }
 
 // plainText refuses the bytes where the two parsers might part: tabs and
