@@ -1,15 +1,14 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"reflect"
 	"testing"
 )
 
-// Each version's start-up words, decoded alone (found by its key), are the
-// whole file's for that version, and every version has some.
+// Each version's start-up words (its table's) are data/startup.json's for
+// that version, and every version has some.
 func TestStartupWordsPerVersion(t *testing.T) {
 	raw, err := os.ReadFile("data/startup.json")
 	if err != nil {
@@ -20,15 +19,12 @@ func TestStartupWordsPerVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range Versions() {
-		if !bytes.Contains(raw, []byte("\n \""+v.Minor+"\": ")) {
-			t.Errorf("%s: its key is not where loadStartup looks (the file's layout changed)", v.Minor)
-		}
 		want := all[v.Minor]
 		if len(want.Words) == 0 || len(want.Exits) == 0 {
 			t.Errorf("%s: no start-up words in the file", v.Minor)
 		}
 		if !reflect.DeepEqual(v.StartupWords(), want.Words) || !reflect.DeepEqual(v.ExitMessages(), want.Exits) {
-			t.Errorf("%s: the words decoded alone differ from the file's", v.Minor)
+			t.Errorf("%s: the words differ from the file's (run make schema)", v.Minor)
 		}
 	}
 }
